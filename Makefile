@@ -1,0 +1,38 @@
+# benchmark_platform: `make setup`, then `make run`. See README.md.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export DAGSTER_DISABLE_TELEMETRY := 1
+
+.PHONY: setup run test dev db-up db-down bench clean
+
+setup: $(BIN)/benchmark-platform
+
+$(BIN)/benchmark-platform: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: setup
+	$(BIN)/benchmark-platform run
+
+test: setup
+	$(BIN)/pytest -q
+
+dev: setup
+	$(BIN)/benchmark-platform dev
+
+db-up: setup
+	$(BIN)/benchmark-platform db up
+
+db-down: setup
+	$(BIN)/benchmark-platform db down
+
+bench: setup
+	@for b in $$(ls benchmark_platform/bench/*.py | xargs -n1 basename | sed 's/\.py$$//' | grep -v '^__'); do \
+		echo "== $$b"; $(BIN)/python -m benchmark_platform.bench $$b | tail -n 1; done
+
+clean:
+	-$(BIN)/benchmark-platform db down
+	rm -rf .local releases

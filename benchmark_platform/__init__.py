@@ -1,0 +1,1 @@
+"""benchmark_platform: build, audit, select, evaluate and release LLM knowledge benchmarks with Dagster."""

@@ -1,0 +1,39 @@
+"""Hyperparameters of KINA Appendix B, one typed place (the benchmark spec embeds this model)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class CentralityParams(BaseModel):
+    """Thresholds and sizes of the support-centrality proxy; names follow KINA Appendix B."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k_neighbours: int = Field(default=20, ge=1, description="k of N_k(q)")
+    bootstrap: int = Field(default=50, ge=2, description="B, bootstrap refits behind BootLQ")
+    delta_A: float = Field(default=0.1, gt=0, lt=1, description="quantile of BootLQ for A_d")
+    delta_C: float = Field(default=0.1, gt=0, lt=1, description="quantile of BootLQ for C_d")
+    alpha_ref: float = Field(default=0.5, ge=0, le=1, description="bank threshold on BootLQ(A_d)")
+    alpha_A: float = Field(default=0.5, ge=0, le=1, description="shortlist threshold on BootLQ(A_d)")
+    alpha_C: float = Field(default=0.02, ge=0, le=1, description="shortlist threshold on BootLQ(C_d)")
+    lambda_dup: float = Field(default=1.0, ge=0, description="duplicate penalty in S_d = [T - lambda U]_+")
+    tau_dup: float = Field(default=0.5, ge=0, le=1, description="duplicate bound on U_sym inside the selection")
+    difficulty_interval: tuple[float, float] = Field(
+        default=(0.0, 1.0), description="I_d for D_d(q), the share of reference models answering q wrong"
+    )
+    calibrator: Literal["logistic", "isotonic"] = Field(default="logistic", description="form of Cal_A")
+    uncertainty_band: float = Field(default=0.15, ge=0, le=0.5, description="|A~ - 1/2| below which psi is re-checked")
+    recheck_share: float = Field(default=0.1, ge=0, le=1, description="rho: re-checks are at most rho * N_d")
+    embedding_dim: int = Field(default=128, ge=2, description="size of the deterministic fallback embedding")
+    mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
+    seed: int = Field(default=0, description="seed of bootstraps and embeddings")
+
+    @model_validator(mode="after")
+    def _interval(self) -> CentralityParams:
+        low, high = self.difficulty_interval
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"difficulty_interval must satisfy 0 <= low <= high <= 1, got {self.difficulty_interval}")
+        return self

@@ -1,0 +1,1 @@
+"""The `benchmark-platform` command. Each module here with `register(subparsers)` adds its subcommands."""

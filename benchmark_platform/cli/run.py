@@ -1,0 +1,109 @@
+"""`benchmark-platform run` and `benchmark-platform dev`: the main job, and the Dagster UI with its daemon.
+
+Both resolve the database first (starting the embedded default when no URL is configured) and hand Dagster the
+connection strings through the environment, which is how dagster.yaml and the `database` resource read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
+from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
+from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
+
+SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts", "audit_findings",
+                  "evaluation_answers")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser("run", help="materialise every asset of a spec for every partition")
+    run.add_argument("--spec", default=DEFAULT_SPEC, help="bundled spec name or path to a spec.yaml")
+    run.set_defaults(handler=_run)
+    dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
+    dev.add_argument("--port", type=int, default=3000)
+    dev.set_defaults(handler=_dev)
+
+
+def prepare_environment() -> str:
+    """Start/migrate the database and export what Dagster reads; returns the system-of-record URL."""
+    url = database_url(start_embedded=True)
+    migrate(Database(url))
+    os.environ[DATABASE_URL_ENV] = url
+    os.environ[DAGSTER_DATABASE_URL_ENV] = dagster_database_url()
+    os.environ["DAGSTER_HOME"] = str(PROJECT_ROOT)
+    os.environ["DAGSTER_DISABLE_TELEMETRY"] = "1"
+    return url
+
+
+def materialize_all(spec: BenchmarkSpec, log=print) -> None:  # noqa: ANN001 - a print-like callable
+    """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets."""
+    import dagster as dg
+
+    from benchmark_platform.defs import build_definitions
+
+    defs = build_definitions(spec)
+    assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)]
+    resources = dict(defs.resources)
+    instance = dg.DagsterInstance.get()
+    source_ids = [s.id for s in spec.sources]
+    groups = [("sources", source_ids, [a for a in assets if a.partitions_def and
+                                       list(a.partitions_def.get_partition_keys()) == source_ids]),
+              ("disciplines", spec.discipline_keys, [a for a in assets if a.partitions_def and
+                                                     list(a.partitions_def.get_partition_keys()) == spec.discipline_keys]),
+              ("unpartitioned", [None], [a for a in assets if a.partitions_def is None])]
+    for label, partition_keys, selected in groups:
+        if not selected:
+            continue
+        selection = dg.AssetSelection.assets(*selected)
+        for n, partition_key in enumerate(partition_keys, 1):
+            started = time.perf_counter()
+            result = dg.materialize(assets, selection=selection, partition_key=partition_key, instance=instance,
+                                    resources=resources, raise_on_error=True)
+            log(f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
+                f"{len(result.get_asset_materialization_events())} assets in {time.perf_counter() - started:.1f} s")
+
+
+def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
+    counts = {}
+    for table in SUMMARY_TABLES:
+        column = "spec" if table in {"facts", "selected_facts", "items"} else None
+        if column:
+            counts[table] = db.scalar(f"SELECT count(*) FROM {table} WHERE spec = %s", (spec.name,))
+        else:
+            counts[table] = db.scalar(f"SELECT count(*) FROM {table}")
+    return counts
+
+
+def _run(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    url = prepare_environment()
+    print(f"spec {spec.name} {spec.release.version}: {len(spec.sources)} sources, "
+          f"{len(spec.discipline_keys)} disciplines; database {redact(url)}")
+    started = time.perf_counter()
+    materialize_all(spec)
+    db = Database(url)
+    print("rows: " + ", ".join(f"{table} {count}" for table, count in summary(db, spec).items()))
+    path = db.scalar("SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version))
+    print(f"release: {path}\ndone in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> int:
+    prepare_environment()
+    command = [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(args.port),
+               "-w", str(PROJECT_ROOT / "workspace.yaml")]
+    # own session with SIGINT restored, so Ctrl-C (or `kill -INT`) stops the webserver and daemon cleanly
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGINT)
+        return process.wait()

@@ -1,0 +1,96 @@
+"""Review assets, partitioned by discipline: allocation -> payout ledger (with audits) -> calibration and Table 5.
+
+Ratings arrive through the review web app (`benchmark-platform review serve`); these assets allocate the items the
+generation stage wrote, settle what reviewers have rated, and recalibrate the bonus from the logs.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import polars as pl
+
+from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.review import repository as repo
+from benchmark_platform.review.calibration import calibrate, pilot_from_logs
+from benchmark_platform.review.metrics import logs_from_pairs, table5
+from benchmark_platform.review.workflow import EntryKind
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import as_json, insert_rows
+
+CODE_VERSION = "review-1"
+
+
+def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
+    partitions = discipline_partitions(spec)
+    common = {"partitions_def": partitions, "group_name": "review", "code_version": CODE_VERSION}
+
+    @dg.asset(key=key(spec, "review_assignments"), deps=[key(spec, "items")], **common)
+    def review_assignments(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        """Two independent, conflict-free reviewers for every new item, under the WIP cap (double-blind handles)."""
+        d = context.partition_key
+        result = repo.assign_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase)
+        for item_id, why in sorted(result.unassigned.items())[:20]:
+            context.log.warning(f"item {item_id} not assigned: {why}")
+        return dg.MaterializeResult(metadata=counts_metadata(
+            assigned_items=len(result.assignments) // 2, waiting_items=len(result.unassigned)))
+
+    @dg.asset(key=key(spec, "review_payout_ledger"), deps=[review_assignments], **common)
+    def review_payout_ledger(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        """Settle every fully rated round: base wage, bonus-on-bar, audit sample top-up, joint penalties, whitelist."""
+        d = context.partition_key
+        outcomes = repo.settle_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
+        totals = {kind.value: 0.0 for kind in EntryKind}
+        for entry in (e for o in outcomes for e in o.ledger):
+            totals[entry.kind.value] = round(totals[entry.kind.value] + entry.amount, 2)
+        return dg.MaterializeResult(metadata=counts_metadata(
+            items_settled=sum(len(o.decisions) for o in outcomes), audited=sum(len(o.audited) for o in outcomes), **totals))
+
+    @dg.asset(key=key(spec, "review_bonus_calibration"), deps=[review_payout_ledger], **common)
+    def review_bonus_calibration(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        """Corollary 1 from the validated reviews of the partition (effort proxied by time on page)."""
+        d = context.partition_key
+        rows = database.db.query(
+            """SELECT l.discipline, l.reviewer_id, r.seconds_on_page, l.validated_score
+               FROM review_ledger l JOIN review_assignments a USING (item_id, reviewer_id, round)
+               JOIN review_ratings r USING (assignment_id)
+               WHERE l.spec = %s AND l.discipline = %s AND l.kind = 'base' AND l.validated_score IS NOT NULL""",
+            (spec.name, d),
+        )
+        if not rows:
+            context.log.info("no validated reviews yet: nothing to calibrate")
+            return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=0))
+        pilot = pilot_from_logs(pl.DataFrame(rows), spec.review.hourly_rate)
+        try:
+            (cal,) = calibrate(pilot, spec.review.policy_for(d).tau, spec.review.target_effort_rate)
+        except ValueError as exc:
+            context.log.warning(f"cannot calibrate {d} yet: {exc}")
+            return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
+        with database.db.transaction() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM review_calibrations WHERE spec = %s AND discipline = %s", (spec.name, d))
+            insert_rows(conn, "review_calibrations", ("spec", "discipline", "calibration"), [(spec.name, d, as_json(cal.model_dump()))])
+        return dg.MaterializeResult(metadata=counts_metadata(
+            validated_reviews=len(rows), dp_min=cal.dp_min, bonus_target=cal.bonus_target,
+            bonus_dominant=cal.bonus_dominant, expected_bonus_per_task=cal.expected_bonus_at_target))
+
+    @dg.asset(key=key(spec, "review_metrics"), deps=[review_payout_ledger], **common)
+    def review_metrics(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        """KINA Table 5 per phase (caught-flaw, reviewer-asymmetric catch, audit-flagged rates) with Wilson CIs."""
+        d = context.partition_key
+        pairs = repo.rating_pairs(database.db, spec.name, d)
+        table = table5(logs_from_pairs(pairs))
+        with database.db.transaction() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM review_metrics WHERE spec = %s AND discipline = %s", (spec.name, d))
+            insert_rows(conn, "review_metrics", ("spec", "discipline", *table.columns), [(spec.name, d, *r) for r in table.iter_rows()])
+        return dg.MaterializeResult(metadata={"pairs": dg.MetadataValue.int(len(pairs)),
+                                              "table5": dg.MetadataValue.md(_markdown(table))})
+
+    return dg.Definitions(assets=[review_assignments, review_payout_ledger, review_bonus_calibration, review_metrics])
+
+
+def _markdown(table: pl.DataFrame) -> str:
+    lines = ["| phase | metric | rate | 95% CI | n |", "|---|---|---|---|---|"]
+    for r in table.iter_rows(named=True):
+        rate = "n/a" if r["rate"] is None else f"{r['rate']:.3f}"
+        ci = "" if r["rate"] is None else f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        lines.append(f"| {r['phase']} | {r['metric']} | {rate} | {ci} | {r['n']} |")
+    return "\n".join(lines)

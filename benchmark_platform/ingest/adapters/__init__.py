@@ -1,0 +1,1 @@
+"""Source adapters: one config class per kind of source, each reading through a fetcher (see base.py)."""

@@ -1,0 +1,77 @@
+"""Shared fixtures: the real PostgreSQL (the configured server, else the embedded one), real data, specs."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg2
+import pytest
+
+from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.spec import BenchmarkSpec, load_spec
+from benchmark_platform.store import Database, migrate
+from benchmark_platform.store.settings import database_url
+
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+
+os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+def with_database(url: str, name: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+def _admin(url: str) -> psycopg2.extensions.connection:
+    conn = psycopg2.connect(with_database(url, "postgres"))
+    conn.autocommit = True
+    return conn
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip(f"real data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def server_url() -> str:
+    """A URL on the test server: BENCHMARK_PLATFORM_DATABASE_URL's server in CI, else the embedded default."""
+    return database_url(start_embedded=True)
+
+
+@pytest.fixture(scope="session")
+def fresh_database(server_url: str) -> Iterator[callable]:
+    """A factory of new empty databases on the test server, all dropped at the end of the session."""
+    created: list[str] = []
+
+    def make(prefix: str = "bp_test") -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+        with _admin(server_url) as conn, conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+        created.append(name)
+        return with_database(server_url, name)
+
+    yield make
+    conn = _admin(server_url)
+    with conn.cursor() as cur:
+        for name in created:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def db(fresh_database) -> Database:
+    """One migrated database for the session; tests write to their own spec/partition names or clean up."""
+    database = Database(fresh_database())
+    migrate(database)
+    return database
+
+
+@pytest.fixture(scope="session")
+def wine_spec() -> BenchmarkSpec:
+    return load_spec("wine")

@@ -1,0 +1,152 @@
+"""Proposition 1 and the greedy guarantees, checked by hypothesis on small random instances."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmark_platform.selection import InfeasibleSelectionError, SelectionProblem, select_greedy, select_mip
+
+
+@st.composite
+def problems(draw: st.DrawFn, *, quotas: bool, conflicts: bool) -> SelectionProblem:
+    n = draw(st.integers(3, 8))
+    m = draw(st.integers(1, 6))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n, m)) * (rng.random((n, m)) < draw(st.floats(0.2, 1.0)))
+    weights = rng.random(m)
+    k = draw(st.integers(1, n - 1))
+    h = draw(st.integers(1, 3)) if quotas else 1
+    strata = rng.integers(0, h, n)
+    counts = np.bincount(strata, minlength=h)
+    lower = np.array([draw(st.integers(0, int(c))) for c in counts]) if quotas else np.zeros(h, int)
+    upper = np.array([draw(st.integers(int(lo), max(int(lo), int(c)))) for lo, c in zip(lower, counts)]) if quotas else np.array([n])
+    pairs = np.array([p for p in itertools.combinations(range(n), 2) if rng.random() < 0.15], dtype=np.int64)
+    return SelectionProblem(
+        candidate_ids=tuple(f"c{i}" for i in range(n)),
+        strata=strata,
+        stratum_names=tuple(f"h{i}" for i in range(h)),
+        lower=lower,
+        upper=upper,
+        weights=weights,
+        coverage=sp.csr_matrix(dense),
+        k=k,
+        conflicts=pairs.reshape(-1, 2) if conflicts else np.zeros((0, 2), dtype=np.int64),
+    )
+
+
+def brute_force(problem: SelectionProblem) -> float | None:
+    """The constrained optimum by enumeration, None when no feasible set exists."""
+    best = None
+    for subset in itertools.combinations(range(problem.n), problem.k):
+        chosen = np.array(subset)
+        if not problem.violations(chosen):
+            value = problem.value(chosen)
+            best = value if best is None else max(best, value)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems(quotas=False, conflicts=False), st.data())
+def test_objective_is_monotone_and_submodular(problem: SelectionProblem, data: st.DataObject) -> None:
+    items = list(range(problem.n))
+    b = data.draw(st.lists(st.sampled_from(items), unique=True, max_size=problem.n - 1))
+    a = data.draw(st.lists(st.sampled_from(b), unique=True)) if b else []
+    x = data.draw(st.sampled_from([i for i in items if i not in b]))
+    f = problem.value
+    assert f(np.array(a)) <= f(np.array(b)) + 1e-12
+    assert f(np.array(a + [x])) - f(np.array(a)) >= f(np.array(b + [x])) - f(np.array(b)) - 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems(quotas=False, conflicts=False))
+def test_greedy_reaches_one_minus_one_over_e_and_bounds_the_optimum(problem: SelectionProblem) -> None:
+    opt = brute_force(problem)
+    assert opt is not None
+    for lazy in (True, False):
+        result = select_greedy(problem, lazy=lazy)
+        assert result.objective >= (1 - 1 / math.e) * opt - 1e-12
+        assert result.upper_bound >= opt - 1e-9
+        assert result.certified_ratio <= (result.objective / opt if opt > 0 else 1.0) + 1e-9
+    assert select_greedy(problem, lazy=True).objective == pytest.approx(select_greedy(problem, lazy=False).objective)
+
+
+@settings(max_examples=80, deadline=None)
+@given(problems(quotas=True, conflicts=False))
+def test_quotas_alone_are_always_met_when_feasible(problem: SelectionProblem) -> None:
+    opt = brute_force(problem)
+    if opt is None:
+        with pytest.raises(InfeasibleSelectionError):
+            select_greedy(problem)
+        return
+    result = select_greedy(problem)
+    assert problem.violations(np.array(result.selected)) == []
+    assert result.upper_bound >= opt - 1e-9
+
+
+@settings(max_examples=80, deadline=None)
+@given(problems(quotas=True, conflicts=True))
+def test_quotas_and_duplicate_bound_hold_in_every_returned_selection(problem: SelectionProblem) -> None:
+    opt = brute_force(problem)
+    for lazy in (True, False):
+        try:
+            result = select_greedy(problem, lazy=lazy)
+        except InfeasibleSelectionError:
+            continue
+        assert problem.violations(np.array(result.selected)) == []
+        assert opt is not None and result.objective <= opt + 1e-9 <= result.upper_bound + 2e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems(quotas=True, conflicts=True))
+def test_mip_finds_the_constrained_optimum(problem: SelectionProblem) -> None:
+    opt = brute_force(problem)
+    if opt is None:
+        with pytest.raises(InfeasibleSelectionError):
+            select_mip(problem)
+        return
+    result = select_mip(problem)
+    assert problem.violations(np.array(result.selected)) == []
+    assert result.objective == pytest.approx(opt, abs=1e-7)
+
+
+def test_infeasible_quota_names_the_stratum() -> None:
+    problem = SelectionProblem(
+        candidate_ids=("a", "b", "c"),
+        strata=np.array([0, 0, 1]),
+        stratum_names=("grapes", "regions"),
+        lower=np.array([0, 2]),
+        upper=np.array([3, 3]),
+        weights=np.ones(2),
+        coverage=sp.csr_matrix(np.eye(3, 2)),
+        k=2,
+    )
+    with pytest.raises(InfeasibleSelectionError, match="regions") as err:
+        select_greedy(problem)
+    assert err.value.stratum == "regions"
+
+
+def test_repair_swaps_a_blocking_item_out_for_a_short_stratum() -> None:
+    # Candidate 0 covers most but duplicates 2, the only member of stratum "b" (L_b = 1); greedy takes 0 first.
+    problem = SelectionProblem(
+        candidate_ids=("big", "mid", "only_b"),
+        strata=np.array([0, 0, 1]),
+        stratum_names=("a", "b"),
+        lower=np.array([0, 1]),
+        upper=np.array([2, 1]),
+        weights=np.array([1.0, 1.0, 1.0]),
+        coverage=sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 0.5, 0.2], [0.0, 0.0, 0.3]])),
+        k=2,
+        conflicts=np.array([[0, 2]]),
+    )
+    for lazy in (True, False):
+        result = select_greedy(problem, lazy=lazy)
+        assert sorted(result.selected_ids) == ["mid", "only_b"]
+        assert result.repairs == 1
