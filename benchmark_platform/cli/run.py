@@ -42,16 +42,20 @@ def prepare_environment() -> str:
     return url
 
 
-def materialize_all(spec: BenchmarkSpec, log=print) -> None:  # noqa: ANN001 - a print-like callable
-    """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets."""
+def materialize_all(spec: BenchmarkSpec, instance=None, resources: dict | None = None,  # noqa: ANN001
+                    log=print) -> None:  # noqa: ANN001 - a print-like callable
+    """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
+
+    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.
+    """
     import dagster as dg
 
     from benchmark_platform.defs import build_definitions
 
     defs = build_definitions(spec)
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)]
-    resources = dict(defs.resources)
-    instance = dg.DagsterInstance.get()
+    resources = {**defs.resources, **(resources or {})}
+    instance = instance or dg.DagsterInstance.get()
     source_ids = [s.id for s in spec.sources]
     groups = [("sources", source_ids, [a for a in assets if a.partitions_def and
                                        list(a.partitions_def.get_partition_keys()) == source_ids]),

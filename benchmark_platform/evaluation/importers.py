@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from benchmark_platform.evaluation.config import ResultsImport
 from benchmark_platform.evaluation.items import LETTERS
 from benchmark_platform.evaluation.results import RESULT_SCHEMA, validate_results
 
@@ -308,3 +309,17 @@ def read_inspect_log(
     if not rows:
         raise ValueError(f"{path}: the log has no samples")
     return _frame(rows, str(path))
+
+
+def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
+    """One `evaluation.imports` entry of a spec -> results (model renamed when the entry names one)."""
+    path = entry.path if entry.path.is_absolute() else base_dir / entry.path
+    if not path.exists():
+        raise ValueError(f"evaluation.imports: {path} does not exist")
+    if entry.format == "mmlu_pro_outputs":
+        frame, _ = read_mmlu_pro_outputs(path)
+    elif entry.format == "lm_eval_samples":
+        frame = read_lm_eval_samples(path, model=entry.model, item_key=entry.item_key)
+    else:
+        frame = read_inspect_log(path)
+    return frame.with_columns(model=pl.lit(entry.model)) if entry.model else frame

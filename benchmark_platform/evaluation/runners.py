@@ -33,14 +33,14 @@ TELEMETRY_SCHEMA: dict[str, pl.DataType] = {
 
 
 class ChatRequest(BaseModel):
-    """One single-letter request. `sample` is the avg@k draw index (part of the gateway's cache key)."""
+    """One single-letter request. Sampling settings (temperature, top_p, reasoning) are the model config's, applied
+    by the gateway; `sample` is the avg@k draw index (part of the gateway's cache key)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     messages: tuple[tuple[str, str], ...]  # (role, content)
     max_tokens: int
     stop: tuple[str, ...]
-    temperature: float
     sample: int = 0
     letter_logit_bias: dict[str, float] | None = None
 
@@ -66,6 +66,14 @@ class OptionScorer(Protocol):
     def __call__(self, prompt: str, continuations: Sequence[str]) -> Sequence[float]: ...
 
 
+class ModelSlate(Protocol):
+    """What evaluation needs from the LLM gateway: a way to ask, or to score with, a named model config."""
+
+    def chat_model(self, name: str) -> ChatModel: ...
+
+    def option_scorer(self, name: str) -> OptionScorer: ...
+
+
 Progress = Callable[[int, int], None]  # (done, total)
 
 
@@ -75,7 +83,6 @@ async def evaluate_generative(
     model: str,
     chat: ChatModel,
     k: int = 1,
-    temperature: float = 0.0,
     logit_bias: bool = False,
     protocol: AnswerProtocol = AnswerProtocol(),
     progress: Progress | None = None,
@@ -85,10 +92,10 @@ async def evaluate_generative(
 
     async def one(item: EvalItem, sample: int) -> dict[str, object]:
         nonlocal done
-        replies = [await chat(_request(item, sample, temperature, logit_bias, protocol, retry=False))]
+        replies = [await chat(_request(item, sample, logit_bias, protocol, retry=False))]
         prediction = parse_letter(replies[0].text, item.letters)
         if prediction is None and protocol.retry_once:
-            replies.append(await chat(_request(item, sample, temperature, logit_bias, protocol, retry=True)))
+            replies.append(await chat(_request(item, sample, logit_bias, protocol, retry=True)))
             prediction = parse_letter(replies[1].text, item.letters)
         done += 1
         if progress is not None:
@@ -114,14 +121,11 @@ async def evaluate_generative(
     return validate_results(frame, f"model {model}")
 
 
-def _request(
-    item: EvalItem, sample: int, temperature: float, logit_bias: bool, protocol: AnswerProtocol, *, retry: bool
-) -> ChatRequest:
+def _request(item: EvalItem, sample: int, logit_bias: bool, protocol: AnswerProtocol, *, retry: bool) -> ChatRequest:
     return ChatRequest(
         messages=(("system", protocol.system_prompt(item.letters, retry=retry)), ("user", render_question(item))),
         max_tokens=protocol.max_tokens,
         stop=protocol.stop,
-        temperature=temperature,
         sample=sample,
         letter_logit_bias={c: protocol.letter_logit_bias for c in item.letters} if logit_bias else None,
     )

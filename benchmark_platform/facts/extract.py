@@ -6,10 +6,7 @@ spec's per-field templates, anchored at the span of the value they state. LLMs n
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -138,7 +135,7 @@ def extract_structured(document: SourceText, templates: list[FactTemplate]) -> E
             if value in (None, "") or subject in (None, ""):
                 result.rejected[f"empty field {template.field!r} or {template.subject_field!r}"] += 1
                 continue
-            local = _value_position(record_text, template.field, str(value), document.media_type)
+            local = _value_position(record_text, template.field, str(value))
             if local is None:
                 result.rejected[f"value of {template.field!r} not found in the served text"] += 1
                 continue
@@ -158,29 +155,15 @@ def extract_structured(document: SourceText, templates: list[FactTemplate]) -> E
 
 
 def _records(document: SourceText) -> Iterator[tuple[dict[str, Any], int, str]]:
-    """(record, character offset of its text in the document, its text) for GeoJSON features or CSV rows."""
-    if document.media_type == "application/geo+json":
-        features = json.loads(document.text)["features"]
-        # the first feature is the current boundary; later ones are historic versions of the same area
-        properties = features[0]["properties"]
-        yield properties, 0, document.text
-    elif document.media_type == "text/csv":
-        lines = document.text.splitlines(keepends=True)
-        header = next(csv.reader(io.StringIO(lines[0])))
-        offset = len(lines[0])
-        for line in lines[1:]:
-            row = next(csv.reader(io.StringIO(line)), None)
-            if row and len(row) == len(header):
-                yield dict(zip(header, row)), offset, line
-            offset += len(line)
+    """The structured record of a document whose text is "field: value" lines (one record per document)."""
+    if document.media_type.startswith("text/") and document.media_type != "text/csv":
+        return
+    record = {}
+    for match in re.finditer(r"^([^:\n]+): (.*)$", document.text, re.M):
+        record[match.group(1)] = match.group(2)
+    yield record, 0, document.text
 
 
-def _value_position(record_text: str, field_name: str, value: str, media_type: str) -> int | None:
-    if media_type == "application/geo+json":
-        match = re.search(rf'"{re.escape(field_name)}"\s*:\s*"', record_text)
-        if match is None:
-            return None
-        position = record_text.find(json.dumps(value, ensure_ascii=False)[1:-1], match.end())
-        return position if position == match.end() else None
-    position = record_text.find(value)
-    return None if position < 0 else position
+def _value_position(record_text: str, field_name: str, value: str) -> int | None:
+    match = re.search(rf"^{re.escape(field_name)}: {re.escape(value)}$", record_text, re.M)
+    return None if match is None else match.start() + len(field_name) + 2

@@ -77,12 +77,13 @@ def equilibrium_rates(p: GameParams, probs: dict[str, float]) -> list[float]:
     A type kappa plays H iff kappa <= B Delta p(pi) when the opponent plays H with probability pi (cutoff strategies).
     """
     dp_l, dp_h = probs["HL"] - probs["LL"], probs["HH"] - probs["LH"]
+    cost = p.cost
 
-    def excess(pi: float) -> float:
-        return float(p.cost.cdf(p.bonus * (dp_l + pi * (dp_h - dp_l)))) - pi
+    def excess(pi):  # vectorised over pi
+        return cost.cdf(p.bonus * (dp_l + pi * (dp_h - dp_l))) - pi
 
     grid = np.linspace(0.0, 1.0, 201)
-    values = np.array([excess(x) for x in grid])
+    values = excess(grid)
     roots = [float(x) for x, v in zip(grid, values) if v == 0.0]
     for a, b, va, vb in zip(grid[:-1], grid[1:], values[:-1], values[1:]):
         if va * vb < 0:

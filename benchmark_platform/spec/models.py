@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from benchmark_platform.analysis.config import AnalysisConfig
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
@@ -58,6 +59,7 @@ class BenchmarkSpec(BaseModel):
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     release: ReleaseConfig
 

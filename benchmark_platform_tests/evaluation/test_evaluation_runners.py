@@ -86,9 +86,9 @@ def test_generative_evaluation_retries_once_then_records_unparsed() -> None:
 
 def test_avg_at_k_keeps_one_row_per_sample_and_sends_the_sample_index() -> None:
     chat = ScriptedChat({(item.question, False): item.answer for item in ITEMS})
-    frame = asyncio.run(evaluate_generative(ITEMS, model="m", chat=chat, k=4, temperature=0.7))
+    frame = asyncio.run(evaluate_generative(ITEMS, model="m", chat=chat, k=4))
     assert frame.height == 12 and frame["correct"].all()
-    assert sorted({(r.sample, r.temperature) for r in chat.requests}) == [(s, 0.7) for s in range(4)]
+    assert sorted({r.sample for r in chat.requests}) == [0, 1, 2, 3]
 
 
 def test_a_failed_call_fails_the_whole_evaluation() -> None:

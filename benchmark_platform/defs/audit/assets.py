@@ -1,7 +1,5 @@
 """Audit: every deterministic agent over a discipline's items; findings are versioned and append-only."""
 
-from __future__ import annotations
-
 from collections import Counter
 
 import dagster as dg

@@ -1,7 +1,5 @@
 """Facts: per discipline, atomic facts extracted from every stored document of the spec's sources."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key

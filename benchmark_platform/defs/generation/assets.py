@@ -1,7 +1,5 @@
 """Generation: questions from a discipline's selected facts (deterministic templates on the embedded default)."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key

@@ -1,7 +1,5 @@
 """Release: one versioned bundle over the audited items of every discipline (not partitioned)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import dagster as dg

@@ -4,7 +4,6 @@ Ratings arrive through the review web app (`benchmark-platform review serve`); t
 generation stage wrote, settle what reviewers have rated, and recalibrate the bonus from the logs.
 """
 
-from __future__ import annotations
 
 import dagster as dg
 import polars as pl

@@ -1,7 +1,5 @@
 """Selection (foundation): greedy embedding coverage of each discipline's facts -> selected_facts."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key

@@ -1,0 +1,118 @@
+"""Evaluation: per discipline, the answers of the random baseline, of imported result files and of the model slate
+(through the LLM gateway, resource `llm_gateway`, when the spec has a slate), with per-call telemetry."""
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable
+
+import dagster as dg
+import polars as pl
+
+from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
+from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.evaluation import (
+    AnswerProtocol,
+    ModelSlate,
+    evaluate_by_likelihood,
+    evaluate_generative,
+    random_baseline,
+    telemetry_summary,
+)
+from benchmark_platform.evaluation.importers import read_results_import
+from benchmark_platform.evaluation.persist import EvaluationRun, load_eval_items, spec_item_disciplines, store_runs
+from benchmark_platform.spec import BenchmarkSpec
+
+BASELINE = "random-baseline"
+PROMPTS = ("single_letter_system.txt", "single_letter_retry.txt")
+
+
+def _code_version(spec: BenchmarkSpec) -> str:
+    """Changes when the protocol, its prompts or what the spec asks to evaluate change."""
+    prompts = [AnswerProtocol().system_prompt("ABCD", retry=retry) for retry in (False, True)]
+    payload = json.dumps([AnswerProtocol().model_dump(), prompts, spec.evaluation.model_dump(mode="json"), spec.seed],
+                         sort_keys=True)
+    return "evaluation-1-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def _progress(log: dg.DagsterLogManager, model: str) -> Callable[[int, int], None]:
+    start = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 20) == 0:
+            rate = done / max(time.monotonic() - start, 1e-9)
+            log.info(f"{model}: {done}/{total} answers, {rate:.1f}/s, ETA {(total - done) / rate:.0f} s")
+
+    return report
+
+
+def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
+    families = {m.name: m.family for m in getattr(spec, "models", [])}  # the gateway's model configs, when declared
+    slate = spec.evaluation.slate
+
+    @dg.asset(key=key(spec, "evaluation_answers"), partitions_def=discipline_partitions(spec), group_name="evaluation",
+              deps=[key(spec, "audit_findings")], code_version=_code_version(spec),
+              required_resource_keys={"llm_gateway"} if slate else set(),
+              description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
+                          "five-stop single-letter protocol), with tokens, latency and cost per answer.")
+    def evaluation_answers(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        discipline, db = context.partition_key, database.db
+        items = load_eval_items(db, spec.name, discipline)
+        if not items:
+            raise dg.Failure(f"{spec.name}/{discipline}: no items to evaluate; materialise items first")
+        k = spec.evaluation.random_baseline_samples
+        runs = [EvaluationRun(BASELINE, "baseline", {"k": k, "seed": spec.seed},
+                              random_baseline(items, seed=spec.seed, k=k, model=BASELINE))]
+        runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
+        gateway: ModelSlate | None = context.resources.llm_gateway if slate else None
+        for entry in slate:
+            settings = entry.model_dump(mode="json") | {"family": families.get(entry.model)}
+            if entry.scoring == "likelihood":
+                answers = evaluate_by_likelihood(items, model=entry.model, scorer=gateway.option_scorer(entry.model),
+                                                 progress=_progress(context.log, entry.model))
+            else:
+                answers = asyncio.run(evaluate_generative(
+                    items, model=entry.model, chat=gateway.chat_model(entry.model), k=entry.k,
+                    logit_bias=entry.logit_bias, progress=_progress(context.log, entry.model)))
+            runs.append(EvaluationRun(entry.model, "model", settings, answers))
+        stored = store_runs(db, spec.name, discipline, runs)
+        context.log.info(f"{discipline}: {len(items)} items, answers per configuration {stored}")
+        return dg.MaterializeResult(metadata=_metadata(spec, items, runs))
+
+    return dg.Definitions(assets=[evaluation_answers])
+
+
+def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) -> list[EvaluationRun]:
+    """Each import's answers on this discipline's items; a file naming items the spec lacks is an error."""
+    runs = []
+    for entry in spec.evaluation.imports:
+        frame = read_results_import(entry, spec.directory)
+        unknown = frame.filter(~pl.col("item_id").is_in(list(known)))
+        if unknown.height:
+            raise dg.Failure(f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
+                             f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}")
+        mine = [i for i, d in known.items() if d == discipline]
+        frame = frame.filter(pl.col("item_id").is_in(mine)).with_columns(discipline=pl.lit(discipline))
+        for (model,), answers in frame.group_by("model", maintain_order=True):
+            runs.append(EvaluationRun(model, "imported", entry.model_dump(mode="json"), answers))
+    return runs
+
+
+def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> dict[str, dg.MetadataValue]:
+    answers = pl.concat([run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct")
+                         for run in runs])
+    board = leaderboard(ScoreMatrix.from_results(answers), B=spec.analysis.bootstrap_samples, seed=spec.seed)
+    metadata = {
+        **counts_metadata(items=len(items), configurations=len(runs), answers=answers.height),
+        "accuracy (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board.drop("n_items"))),
+    }
+    telemetry = [run.answers for run in runs if run.kind == "model"]
+    if telemetry:
+        summary = telemetry_summary(pl.concat(telemetry, how="diagonal_relaxed"))
+        metadata["telemetry"] = dg.MetadataValue.md(markdown_table(summary, digits=4))
+        metadata.update(counts_metadata(cost_usd=float(summary["cost_usd"].sum()),
+                                        input_tokens=int(summary["input_tokens"].sum()),
+                                        output_tokens=int(summary["output_tokens"].sum()),
+                                        reasoning_tokens=int(summary["reasoning_tokens"].sum())))
+    return metadata

@@ -1,0 +1,209 @@
+"""Prose documents -> atomic fact candidates through the five filters of OenoBench B.1, at corpus speed.
+
+Two spaCy passes: the small model's statistical sentence segmenter over paragraphs (cheap), then the tagger, parser
+and NER over the sentences that can still yield a fact (sentences over twice the word limit are rejected before
+parsing). Documents are cut into contiguous chunks and extracted by `processes` worker processes, each running
+`nlp.pipe` in batches; results come back in document order, so the output does not depend on the process count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import spacy
+from spacy.tokens import Doc, Span
+
+from benchmark_platform.facts.clauses import Antecedent, Context, antecedent_from, resolve, split_clauses, subject_of
+from benchmark_platform.facts.config import FactsConfig
+from benchmark_platform.facts.gazetteer import Gazetteer
+from benchmark_platform.facts.linking import Linker, MentionSpan, mentions_within
+from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument
+from benchmark_platform.facts.rules import Ambiguous, OnTopic, classify, terminated, validate
+
+# served bytes of structured sources (their facts come from templates, not from prose)
+STRUCTURED_MEDIA_TYPES = frozenset({"application/geo+json", "application/json", "text/csv", "application/vnd.ms-excel"})
+_PARAGRAPH = re.compile(r"[^\n]+(?:\n(?!\s*\n)[^\n]+)*")
+_FIELD_LINE = re.compile(r"^[\w .()/-]{1,40}: \S")
+
+
+@dataclass
+class ProseResult:
+    candidates: list[Candidate] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    sentences: int = 0
+
+    def extend(self, other: ProseResult) -> None:
+        self.candidates += other.candidates
+        self.rejections += other.rejections
+        self.sentences += other.sentences
+
+
+def paragraphs(document: SourceDocument) -> Iterator[tuple[int, str]]:
+    """(offset, text) of the document's prose paragraphs; blocks of 'name: value' field lines are records."""
+    if document.media_type in STRUCTURED_MEDIA_TYPES:
+        return
+    for match in _PARAGRAPH.finditer(document.text):
+        lines = match.group().split("\n")
+        if all(_FIELD_LINE.match(line) for line in lines):
+            continue
+        yield match.start(), match.group()
+
+
+@dataclass
+class _Sentence:
+    document: int
+    paragraph: int
+    start: int  # character offset in the document text
+    text: str
+
+
+class ProseExtractor:
+    """Loaded models, gazetteer and matcher: build once per process, then `extract` any number of documents."""
+
+    def __init__(self, config: FactsConfig, spec_dir: Path) -> None:
+        self.config = config
+        self.segmenter = spacy.load(config.spacy_model, exclude=["tok2vec", "tagger", "parser", "attribute_ruler",
+                                                                 "lemmatizer", "ner"])
+        self.segmenter.enable_pipe("senter")
+        self.nlp = spacy.load(config.spacy_model, exclude=["lemmatizer", "senter"])
+        self.linker = Linker(self.nlp, Gazetteer.from_config(config, spec_dir), config.lexicons)
+        self.on_topic = OnTopic(config.on_topic)
+        self.conjunctions = frozenset(c.lower() for c in config.conjunctions)
+
+    def extract(self, documents: list[SourceDocument]) -> ProseResult:
+        result = ProseResult()
+        sentences = list(self._sentences(documents, result))
+        docs = self.nlp.pipe((s.text for s in sentences), batch_size=self.config.batch_size)
+        context, where = Context(), (-1, -1)
+        for sentence, doc in zip(sentences, docs, strict=True):
+            if (sentence.document, sentence.paragraph) != where:
+                where = (sentence.document, sentence.paragraph)
+                topic = self.linker.topic(documents[sentence.document].title)
+                context = Context(topic=Antecedent(topic.name, (Mention(topic.entity_id, topic.entity_type,
+                                                                        topic.name),)) if topic else None)
+            self._sentence(documents[sentence.document], sentence.start, doc, context, result)
+        return result
+
+    def _sentences(self, documents: list[SourceDocument], result: ProseResult) -> Iterator[_Sentence]:
+        """Segmented sentences worth parsing, in document order; the others are rejected here."""
+        units = [(d, p, offset, text) for d, document in enumerate(documents)
+                 for p, (offset, text) in enumerate(paragraphs(document))]
+        segmented = self.segmenter.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
+        limit = 2 * self.config.max_words
+        for (d, p, offset, _), doc in zip(units, segmented, strict=True):
+            for sent in doc.sents:
+                text = sent.text.strip()
+                if not text:
+                    continue
+                result.sentences += 1
+                start = offset + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
+                words = len(text.split())
+                if words > limit:
+                    document = documents[d]
+                    result.rejections.append(Rejection(
+                        document.source_id, document.document_id, start, start + len(text), "validate",
+                        f"more than {self.config.max_words} words", text, detail=f"{words} words, not parsed"))
+                    continue
+                yield _Sentence(d, p, start, text)
+
+    def _sentence(self, document: SourceDocument, offset: int, doc: Doc, context: Context,
+                  result: ProseResult) -> None:
+        mentions, hits = self.linker.link(doc)
+        for sent in doc.sents:
+            self._clauses(document, offset, sent, mentions, hits, context, result)
+            subject = subject_of(sent.root)
+            if subject is not None and (own := antecedent_from(subject, mentions)) is not None:
+                context.subject = own
+            people = [m for s, e, m in mentions if sent.start <= s < sent.end and m.entity_type == "person"]
+            if people:
+                context.person = Antecedent(people[-1].surface, (people[-1],))
+
+    def _clauses(self, document: SourceDocument, offset: int, sent: Span, mentions: list[MentionSpan],
+                 hits: list[tuple[int, str]], context: Context, result: ProseResult) -> None:
+        config = self.config
+        subject = subject_of(sent.root)
+        own_subject = antecedent_from(subject, mentions) if subject is not None else None
+        is_terminated = terminated(sent.text)
+        for clause in split_clauses(sent, self.conjunctions, mentions):
+            start, end = offset + clause.start_char, offset + clause.end_char
+            source_text = document.text[start:end]
+
+            def reject(stage: str, reason: str, detail: str = "", discipline: str | None = None) -> None:
+                result.rejections.append(Rejection(document.source_id, document.document_id, start, end, stage,  # noqa: B023
+                                                   reason, source_text, detail, discipline))  # noqa: B023
+
+            resolved = resolve(clause, own_subject, context)
+            if isinstance(resolved, str):
+                reject("resolve", resolved)
+                continue
+            indices = {t.i for t in clause.tokens} | {t.i for t in clause.subject_prefix}
+            found = mentions_within(mentions, indices) + list(resolved.mentions)
+            clause_mentions = tuple(dict.fromkeys(found))
+            try:
+                discipline = classify((d for i, d in hits if i in indices), clause_mentions, config)
+            except Ambiguous as ambiguous:
+                reject("classify", ambiguous.reason, ambiguous.detail)
+                continue
+            confidence = validate(clause, resolved.text, is_terminated, config)
+            if isinstance(confidence, str):
+                reject("validate", confidence, discipline=discipline)
+                continue
+            off_topic = self.on_topic.off_topic(document.source_id, resolved.text)
+            if off_topic is not None:
+                reject("on_topic", "off topic", off_topic, discipline)
+                continue
+            result.candidates.append(Candidate(
+                source_id=document.source_id, document_id=document.document_id, span_start=start, span_end=end,
+                discipline=discipline, text=resolved.text, source_text=source_text, confidence=confidence,
+                method="clause" if clause.split else "sentence", mentions=clause_mentions,
+                attributes={"resolved_references": resolved.replaced} if resolved.replaced else {},
+            ))
+
+
+_WORKER: ProseExtractor | None = None
+
+
+def _start_worker(config: FactsConfig, spec_dir: Path) -> None:
+    global _WORKER  # noqa: PLW0603 - one extractor per worker process
+    _WORKER = ProseExtractor(config, spec_dir)
+
+
+def _extract_chunk(documents: list[SourceDocument]) -> ProseResult:
+    assert _WORKER is not None
+    return _WORKER.extract(documents)
+
+
+def extract_prose(documents: list[SourceDocument], config: FactsConfig, spec_dir: Path,
+                  extractor: ProseExtractor | None = None) -> ProseResult:
+    """Candidates and rejections of every prose document, in document order.
+
+    With `config.processes` > 1 the documents are spread over that many worker processes (each loads the models
+    once); otherwise `extractor` (or a new one) runs in this process.
+    """
+    result = ProseResult()
+    if config.processes == 1 or len(documents) < 2:
+        result.extend((extractor or ProseExtractor(config, spec_dir)).extract(documents))
+        return result
+    with ProcessPoolExecutor(config.processes, mp_context=get_context("spawn"), initializer=_start_worker,
+                             initargs=(config, spec_dir)) as pool:
+        for part in pool.map(_extract_chunk, _chunks(documents, config.processes * 4)):
+            result.extend(part)
+    return result
+
+
+def _chunks(documents: list[SourceDocument], count: int) -> list[list[SourceDocument]]:
+    """Contiguous chunks of about equal text length (order kept)."""
+    total = sum(len(d.text) for d in documents) or 1
+    chunks: list[list[SourceDocument]] = [[]]
+    size = 0
+    for document in documents:
+        if size >= total / count * len(chunks) and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append(document)
+        size += len(document.text)
+    return chunks

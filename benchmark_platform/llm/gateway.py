@@ -1,0 +1,539 @@
+"""The one way the platform calls a model: any OpenAI-compatible endpoint, cached, coalesced, limited, retried, priced.
+
+    async with Gateway(models, settings, db, run_id="...") as gw:
+        results = await gw.complete_many([ChatRequest(model="gpt", messages=[...]), ...], schema=Answer)
+        totals = gw.totals
+
+Per provider: a concurrency bound, token buckets for rpm / tpm (waited on before a slot is taken), a circuit breaker.
+Per call: a cache lookup by `request_hash` (PostgreSQL), coalescing with an identical call in flight, retries with
+backoff on 429 / 5xx / timeouts / unreadable bodies honouring Retry-After (the wait holds no slot), a cost reservation
+against the run's cap (a call that could cross the cap is not sent), and one telemetry row.
+
+Wire client. The requests are the OpenAI REST protocol (`/chat/completions`, `/completions`), sent with aiohttp rather
+than through the `openai` SDK: measured on this machine (bench `llm_gateway`, key `openai_sdk_cpu_ms_per_call`), the
+SDK's request transform, httpx request building and response model construction cost 1.2-2.6 ms of CPU per call even
+on its aiohttp transport, above the 1 ms budget and enough to cap throughput at 128 concurrent calls; the raw body and
+a plain JSON parse cost a tenth of that. The protocol, and so every OpenAI-compatible provider, is unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import random
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark_platform.llm.cache import CachedResponse, ResponseStore
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
+from benchmark_platform.llm.limits import CircuitOpen, Provider, parse_retry_after, retry_delay
+from benchmark_platform.llm.structured import ExtractionError, extract
+from benchmark_platform.store import Database
+
+log = logging.getLogger(__name__)
+
+
+class ChatRequest(BaseModel):
+    """One chat completion. `sample_index` tells apart repeated samples of one prompt (avg@k): it is part of the
+    cache key, so sample 3 of a rerun hits sample 3's answer. `temperature` / `max_tokens` override the config's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str
+    messages: list[dict[str, str]] = Field(min_length=1)
+    seed: int | None = None
+    sample_index: int = Field(default=0, ge=0)
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class ScoreRequest(BaseModel):
+    """Log-likelihood of `continuation` after `context` (lm-evaluation-harness style), through the legacy
+    `/completions` endpoint with `echo` and `logprobs`: served by llama.cpp, vLLM and our local model server."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str
+    context: str
+    continuation: str = Field(min_length=1)
+
+
+@dataclass(slots=True)
+class CallResult:
+    request_hash: str
+    model: str
+    status: str  # ok | invalid (answer not valid under the schema) | error | cost_cap | circuit_open
+    text: str | None = None
+    parsed: Any = None
+    logprob: float | None = None  # ScoreRequest: summed log-probability of the continuation
+    greedy: bool | None = None  # ScoreRequest: the continuation is the argmax token by token
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0  # paid by this call
+    cost_source: str = "none"
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    coalesced: bool = False
+    retries: int = 0
+    response: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class GatewayTotals:
+    calls: int = 0
+    cache_hits: int = 0
+    provider_calls: int = 0  # calls sent to a provider (cache misses that were not coalesced)
+    coalesced: int = 0
+    status: Counter[str] = field(default_factory=Counter)
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0  # paid in this run
+    cost_saved_usd: float = 0.0  # what the cache hits cost when first paid
+    stopped_by_cost_cap: bool = False
+    latencies_ms: list[float] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, int | float | bool]:
+        lat = sorted(self.latencies_ms)
+        pct = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0)  # noqa: E731
+        return {
+            "llm_calls": self.calls,
+            "llm_cache_hits": self.cache_hits,
+            "llm_cache_misses": self.calls - self.cache_hits,
+            "llm_provider_calls": self.provider_calls,
+            "llm_coalesced": self.coalesced,
+            "llm_ok": self.status["ok"],
+            "llm_invalid": self.status["invalid"],
+            "llm_errors": self.status["error"] + self.status["circuit_open"],
+            "llm_cost_capped": self.status["cost_cap"],
+            "llm_retries": self.retries,
+            "llm_input_tokens": self.input_tokens,
+            "llm_output_tokens": self.output_tokens,
+            "llm_reasoning_tokens": self.reasoning_tokens,
+            "llm_cost_usd": round(self.cost_usd, 6),
+            "llm_cost_saved_usd": round(self.cost_saved_usd, 6),
+            "llm_stopped_by_cost_cap": self.stopped_by_cost_cap,
+            "llm_latency_p50_ms": round(pct(0.5), 1),
+            "llm_latency_p95_ms": round(pct(0.95), 1),
+        }
+
+
+class CostCapReached(Exception):
+    pass
+
+
+class _Transient(Exception):
+    def __init__(self, message: str, retry_after: float | None = None, breaker: bool = True) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.breaker = breaker  # counts toward opening the circuit (429s do not)
+
+
+@dataclass(slots=True)
+class _Call:
+    request: ChatRequest | ScoreRequest
+    config: ModelConfig
+    path: str
+    body: bytes
+    request_hash: str
+    est_input_tokens: int
+    max_output_tokens: int
+
+
+def request_hash(provider: str, path: str, body: bytes, sample_index: int) -> str:
+    """sha256 over (provider, endpoint, canonical body: model id, messages, parameters, seed) and the sample index."""
+    h = hashlib.sha256(f"{provider}\n{path}\n{sample_index}\n".encode())
+    h.update(body)
+    return h.hexdigest()
+
+
+def _dumps(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Gateway:
+    def __init__(
+        self,
+        models: Sequence[ModelConfig],
+        settings: GatewaySettings,
+        db: Database,
+        *,
+        run_id: str,
+        api_keys: Mapping[str, str] | None = None,
+        journal_dir: Path | None = None,
+        log_every_s: float = 10.0,
+    ) -> None:
+        """`api_keys` maps a model config's `api_key_env` to its value (the caller reads the environment)."""
+        self.models = {m.name: m for m in models}
+        self.settings = settings
+        self.db = db
+        self.run_id = run_id
+        self.providers = {name: Provider(name, lim, settings) for name, lim in provider_limits(list(models)).items()}
+        self.totals = GatewayTotals()
+        self._headers: dict[str, dict[str, str]] = {}
+        for m in models:
+            headers = {"Content-Type": "application/json"}
+            if m.api_key_env is not None:
+                if not (api_keys or {}).get(m.api_key_env):
+                    raise KeyError(f"model config {m.name!r}: environment variable {m.api_key_env} is not set")
+                headers["Authorization"] = f"Bearer {api_keys[m.api_key_env]}"  # type: ignore[index]
+            self._headers[m.name] = headers
+        self._timeouts = {m.name: aiohttp.ClientTimeout(total=m.timeout_s) for m in models}
+        digest = hashlib.sha256(db.url.encode()).hexdigest()[:12]
+        self._journal_dir = journal_dir or Path(tempfile.gettempdir()) / "benchmark_platform_llm_journal" / digest
+        self._store: ResponseStore | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._flusher: asyncio.Task[None] | None = None
+        self._flush_now = asyncio.Event()
+        self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+        self._reserved = 0.0
+        self._seq = 0
+        self._rng = random.Random()
+        self._log_every_s = log_every_s
+        self.recovered_calls = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    async def __aenter__(self) -> Gateway:
+        self._store = ResponseStore(self.db, self._journal_dir)
+        self.recovered_calls = await asyncio.to_thread(self._store.recover)
+        if self.recovered_calls:
+            log.info("replayed %d calls from the journal of a crashed run", self.recovered_calls)
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
+        self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",))
+        self._flusher = asyncio.create_task(self._flush_loop())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._flusher is not None and self._session is not None and self._store is not None
+        self._flusher.cancel()
+        await asyncio.gather(self._flusher, return_exceptions=True)
+        await asyncio.to_thread(self._store.close)
+        await self._session.close()
+
+    async def _flush_loop(self) -> None:
+        assert self._store is not None
+        while True:
+            try:
+                await asyncio.wait_for(self._flush_now.wait(), self.settings.cache_flush_s)
+            except TimeoutError:
+                pass
+            self._flush_now.clear()
+            if self._store.pending:
+                await asyncio.to_thread(self._store.flush, *self._store.take_batch())
+
+    # -- requests ----------------------------------------------------------------------------------------------
+    def _prepare(self, req: ChatRequest | ScoreRequest, json_mode: bool) -> _Call:
+        cfg = self.models.get(req.model)
+        if cfg is None:
+            raise KeyError(f"no model config named {req.model!r} (known: {sorted(self.models)})")
+        if isinstance(req, ScoreRequest):
+            path = "/completions"
+            prompt = req.context + req.continuation
+            body = {"model": cfg.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "echo": True,
+                    "logprobs": 1}
+            max_out, sample_index = 1, 0
+        else:
+            path = "/chat/completions"
+            params = cfg.request_params()
+            if req.temperature is not None:
+                params["temperature"] = req.temperature
+            if req.max_tokens is not None:
+                params["max_tokens"] = req.max_tokens
+            body = {"model": cfg.model, "messages": req.messages, **params}
+            if req.seed is not None:
+                body["seed"] = req.seed
+            if json_mode and cfg.json_mode:
+                body["response_format"] = {"type": "json_object"}
+            max_out, sample_index = int(params["max_tokens"]), req.sample_index  # type: ignore[call-overload]
+            if cfg.reasoning is not None and cfg.reasoning.max_tokens:
+                max_out += cfg.reasoning.max_tokens
+        raw = _dumps(body)
+        # bytes bound tokens from above for byte-level BPE tokenizers, so the cost reservation is an upper bound
+        return _Call(req, cfg, path, raw, request_hash(cfg.provider, path, raw, sample_index), len(raw), max_out)
+
+    async def complete(self, request: ChatRequest | ScoreRequest, schema: type[BaseModel] | None = None) -> CallResult:
+        return (await self.complete_many([request], schema))[0]
+
+    async def complete_many(
+        self, requests: Sequence[ChatRequest | ScoreRequest], schema: type[BaseModel] | None = None
+    ) -> list[CallResult]:
+        """Answer every request (in order). With `schema`, JSON mode is asked for where the config allows it and
+        each answer is extracted and validated; one that fails has status 'invalid' and `parsed=None`."""
+        assert self._store is not None, "use `async with Gateway(...)`"
+        calls = [self._prepare(r, schema is not None) for r in requests]
+        cached = await asyncio.to_thread(self._store.lookup, list({c.request_hash for c in calls}))
+        results: list[CallResult | None] = [None] * len(calls)
+        by_provider: dict[str, list[int]] = defaultdict(list)
+        for i, call in enumerate(calls):
+            hit = cached.get(call.request_hash)
+            if hit is not None:
+                results[i] = self._from_cache(call, hit, schema)
+            else:
+                by_provider[call.config.provider].append(i)
+        progress = _Progress(len(calls), len(calls) - sum(map(len, by_provider.values())), self._log_every_s)
+
+        async def feed(provider: Provider, indices: list[int]) -> None:
+            # a bounded window of tasks per provider: slots stay busy while retries wait, memory stays flat
+            window = asyncio.Semaphore(provider.slots._value * 4 + 16)  # noqa: SLF001
+
+            async def one(i: int) -> None:
+                try:
+                    results[i] = await self._resolve(calls[i], schema)
+                finally:
+                    window.release()
+                    progress.step()
+
+            tasks = []
+            for i in indices:
+                await window.acquire()
+                tasks.append(asyncio.create_task(one(i)))
+            await asyncio.gather(*tasks)
+
+        await asyncio.gather(*(feed(self.providers[p], idx) for p, idx in by_provider.items()))
+        return results  # type: ignore[return-value]
+
+    # -- one call ----------------------------------------------------------------------------------------------
+    def _from_cache(self, call: _Call, hit: CachedResponse, schema: type[BaseModel] | None) -> CallResult:
+        result = CallResult(call.request_hash, call.config.name, "ok", cache_hit=True, response=hit.response,
+                            input_tokens=hit.input_tokens, output_tokens=hit.output_tokens,
+                            reasoning_tokens=hit.reasoning_tokens)
+        self.totals.cost_saved_usd += hit.cost_usd
+        _read_answer(result, call, schema)
+        self._finish(call, result, time.time(), None)
+        return result
+
+    async def _resolve(self, call: _Call, schema: type[BaseModel] | None) -> CallResult:
+        twin = self._inflight.get(call.request_hash)
+        if twin is not None:
+            first = await asyncio.shield(twin)
+            result = CallResult(call.request_hash, call.config.name, first.status, coalesced=True,
+                                response=first.response, error=first.error, input_tokens=first.input_tokens,
+                                output_tokens=first.output_tokens, reasoning_tokens=first.reasoning_tokens)
+            if first.response is not None:
+                _read_answer(result, call, schema)
+            self._finish(call, result, time.time(), None)
+            return result
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._inflight[call.request_hash] = future
+        try:
+            result = await self._send(call, schema)
+            future.set_result(result)
+            return result
+        except BaseException as e:
+            future.set_exception(e)
+            future.exception()  # retrieved: coalesced waiters re-raise it, nobody else needs to
+            raise
+        finally:
+            del self._inflight[call.request_hash]
+
+    async def _send(self, call: _Call, schema: type[BaseModel] | None) -> CallResult:
+        cfg, provider, settings = call.config, self.providers[call.config.provider], self.settings
+        assert self._session is not None
+        url = cfg.base_url.rstrip("/") + call.path  # type: ignore[union-attr]
+        headers, timeout = self._headers[cfg.name], self._timeouts[cfg.name]
+        est_cost = call.est_input_tokens * cfg.prices.input_per_m / 1e6 + call.max_output_tokens * (
+            cfg.prices.max_price_out() / 1e6
+        )
+        started_wall, t0 = time.time(), time.perf_counter()
+        retries, error = 0, ""
+        while True:
+            try:
+                self._reserve(est_cost)
+                try:
+                    provider.breaker.before_attempt()
+                except CircuitOpen:
+                    self._reserved -= est_cost
+                    raise
+            except (CircuitOpen, CostCapReached) as e:
+                status = "circuit_open" if isinstance(e, CircuitOpen) else "cost_cap"
+                result = CallResult(call.request_hash, cfg.name, status, error=str(e), retries=retries)
+                self._finish(call, result, started_wall, None)
+                return result
+            try:
+                await provider.admit(call.est_input_tokens + call.max_output_tokens)
+                async with provider.slots:
+                    response = await self._post(url, call.body, headers, timeout)
+            except _Transient as e:
+                self._reserved -= est_cost
+                if e.breaker:
+                    provider.breaker.failure()
+                error = str(e)
+                retries += 1
+                if retries > settings.max_retries:
+                    result = CallResult(call.request_hash, cfg.name, "error", error=error, retries=retries - 1)
+                    self._finish(call, result, started_wall, None)
+                    return result
+                await asyncio.sleep(retry_delay(retries, e.retry_after, settings, self._rng))
+                continue
+            except _Permanent as e:
+                self._reserved -= est_cost
+                result = CallResult(call.request_hash, cfg.name, "error", error=str(e), retries=retries)
+                self._finish(call, result, started_wall, None)
+                return result
+            self._reserved -= est_cost
+            provider.breaker.success()
+            break
+        data, text = response
+        usage = data.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
+        result = CallResult(call.request_hash, cfg.name, "ok", response=data, retries=retries,
+                            latency_ms=(time.perf_counter() - t0) * 1000.0,
+                            input_tokens=int(usage.get("prompt_tokens") or 0),
+                            output_tokens=int(usage.get("completion_tokens") or 0),
+                            reasoning_tokens=int(details.get("reasoning_tokens") or 0))
+        if usage.get("cost") is not None:
+            result.cost_usd, result.cost_source = float(usage["cost"]), "provider"
+        else:
+            result.cost_usd = cfg.prices.cost(result.input_tokens, result.output_tokens, result.reasoning_tokens)
+            result.cost_source = "prices"
+        if provider.tokens is not None:
+            provider.tokens.refund(call.est_input_tokens + call.max_output_tokens - result.input_tokens
+                                   - result.output_tokens)
+        _read_answer(result, call, schema)
+        self._finish(call, result, started_wall, text)
+        return result
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str],
+                    timeout: aiohttp.ClientTimeout) -> tuple[dict[str, Any], str]:
+        assert self._session is not None
+        try:
+            async with self._session.post(url, data=body, headers=headers, timeout=timeout) as resp:
+                raw = await resp.read()
+                status = resp.status
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+        except TimeoutError as e:
+            raise _Transient("timeout") from e
+        except aiohttp.ClientError as e:
+            raise _Transient(f"{type(e).__name__}: {e}") from e
+        if status == 200:
+            try:
+                text = raw.decode()
+                data = json.loads(text)
+                if not isinstance(data, dict) or not data.get("choices"):
+                    raise ValueError("no choices")
+            except ValueError as e:
+                raise _Transient(f"unreadable response body: {e}") from e
+            return data, text
+        message = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
+        if status == 429:
+            raise _Transient(message, retry_after, breaker=False)
+        if status >= 500 or status == 408:
+            raise _Transient(message, retry_after)
+        raise _Permanent(message)
+
+    def _reserve(self, est_cost: float) -> None:
+        cap = self.settings.cost_cap_usd
+        if cap is not None and (
+            self.totals.stopped_by_cost_cap or self.totals.cost_usd + self._reserved + est_cost > cap
+        ):
+            self.totals.stopped_by_cost_cap = True
+            raise CostCapReached(
+                f"cost cap ${cap:g} reached: spent ${self.totals.cost_usd:.4f}, in flight ${self._reserved:.4f}, "
+                f"this call up to ${est_cost:.4f}"
+            )
+        self._reserved += est_cost
+
+    def _finish(self, call: _Call, result: CallResult, started_wall: float, response_text: str | None) -> None:
+        """Count the call and journal its telemetry row (and its cache row when a provider answered)."""
+        assert self._store is not None
+        t = self.totals
+        t.calls += 1
+        t.status[result.status] += 1
+        t.retries += result.retries
+        if result.cache_hit:
+            t.cache_hits += 1
+        elif result.coalesced:
+            t.coalesced += 1
+        elif response_text is not None or result.retries or result.status == "error":
+            t.provider_calls += 1
+        if response_text is not None:
+            t.input_tokens += result.input_tokens
+            t.output_tokens += result.output_tokens
+            t.reasoning_tokens += result.reasoning_tokens
+            t.cost_usd += result.cost_usd
+            t.latencies_ms.append(result.latency_ms)
+        cfg = call.config
+        cache_row = None
+        if response_text is not None:
+            cache_row = [call.request_hash, cfg.name, cfg.provider, call.body.decode(), response_text,
+                         result.input_tokens, result.output_tokens, result.reasoning_tokens, result.cost_usd,
+                         result.cost_source, result.latency_ms]
+        self._seq += 1
+        self._store.record(cache_row, [
+            f"{self._store.instance}-{self._seq}", self.run_id, call.request_hash, cfg.name, cfg.provider,
+            started_wall, result.latency_ms, result.input_tokens, result.output_tokens, result.reasoning_tokens,
+            result.cost_usd, result.cost_source, result.cache_hit, result.coalesced, result.retries, result.status,
+            result.error,
+        ])
+        if self._store.pending >= self.settings.cache_flush_rows:
+            self._flush_now.set()
+
+
+class _Permanent(Exception):
+    pass
+
+
+def _read_answer(result: CallResult, call: _Call, schema: type[BaseModel] | None) -> None:
+    """Fill text / parsed / logprob from the response body; a schema failure makes the result 'invalid'."""
+    assert result.response is not None
+    choice = result.response["choices"][0]
+    if isinstance(call.request, ScoreRequest):
+        _read_logprobs(result, call.request, choice)
+        return
+    message = choice.get("message") or {}
+    result.text = message.get("content") or ""
+    if schema is not None:
+        try:
+            result.parsed, _tier = extract(result.text, schema)
+        except ExtractionError as e:
+            result.status, result.error = "invalid", f"no valid {schema.__name__} in the answer: {e}"
+
+
+def _read_logprobs(result: CallResult, req: ScoreRequest, choice: dict[str, Any]) -> None:
+    lp = choice.get("logprobs") or {}
+    start, end = len(req.context), len(req.context) + len(req.continuation)
+    total, greedy, seen = 0.0, True, False
+    tops = lp.get("top_logprobs") or [None] * len(lp.get("tokens", []))
+    for token, logprob, offset, top in zip(lp.get("tokens", []), lp.get("token_logprobs", []),
+                                           lp.get("text_offset", []), tops, strict=False):
+        if offset < start or offset >= end:
+            continue
+        seen = True
+        total += float(logprob)
+        if top and max(top, key=top.get) != token:
+            greedy = False
+    if not seen:
+        result.status, result.error = "invalid", "the response has no log-probabilities for the continuation"
+        return
+    result.logprob, result.greedy = total, greedy
+
+
+class _Progress:
+    def __init__(self, total: int, done: int, every_s: float) -> None:
+        self.total, self.done, self.every_s = total, done, every_s
+        self.t0 = self.last = time.monotonic()
+        self.start_done = done
+
+    def step(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            rate = (self.done - self.start_done) / (now - self.t0)
+            eta = (self.total - self.done) / rate if rate else float("inf")
+            log.info("LLM calls %d/%d (%.1f/s, ETA %.0f s)", self.done, self.total, rate, eta)

@@ -1,0 +1,79 @@
+"""Fixtures of the LLM gateway tests: a scripted loopback server and a gateway factory on the session database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig
+from benchmark_platform.llm.double import Script, ServerThread
+from benchmark_platform.llm.gateway import Gateway
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Script], ServerThread]]:
+    """Start scripted servers on loopback; all are stopped after the test."""
+    started: list[ServerThread] = []
+
+    def start(script: Script) -> ServerThread:
+        server = ServerThread(script).__enter__()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.__exit__(None, None, None)
+
+
+FAST = GatewaySettings(backoff_base_s=0.01, backoff_max_s=0.05, cache_flush_s=0.05)
+
+
+def scripted_model(base_url: str, name: str = "scripted", **kw: object) -> ModelConfig:
+    return ModelConfig(name=name, family="test", base_url=base_url, model="scripted-1", **kw)
+
+
+@pytest.fixture
+def run(db, tmp_path: Path):
+    """`run(models, requests, settings=..., schema=...) -> (results, totals)`: one batch through a fresh gateway on
+    the session database, with a journal folder of this test."""
+
+    def go(models, requests, *, settings: GatewaySettings = FAST, schema=None, run_id: str = "test"):
+        async def main():
+            async with Gateway(models, settings, db, run_id=run_id, journal_dir=tmp_path / "journal") as gw:
+                results = await gw.complete_many(requests, schema)
+            return results, gw.totals
+
+        return asyncio.run(main())
+
+    return go
+
+
+# TEMPORARY until the shared conftest's fresh_database works with psycopg2 2.9 (`with conn:` opens a transaction even
+# in autocommit mode, so CREATE DATABASE fails): the same fixture, without the `with`.
+@pytest.fixture(scope="session")
+def fresh_database(server_url: str):
+    import uuid
+
+    import psycopg2
+
+    from benchmark_platform_tests.conftest import with_database
+
+    created: list[str] = []
+    admin = psycopg2.connect(with_database(server_url, "postgres"))
+    admin.autocommit = True
+
+    def make(prefix: str = "bp_test") -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+        with admin.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+        created.append(name)
+        return with_database(server_url, name)
+
+    yield make
+    with admin.cursor() as cur:
+        for name in created:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.close()

@@ -1,0 +1,134 @@
+"""The gateway against a scripted OpenAI-compatible server on loopback: cache, coalescing, faults, cost cap."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel
+
+from benchmark_platform.llm.config import GatewaySettings, Prices
+from benchmark_platform.llm.double import Rule, Script
+from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform_tests.llm.conftest import FAST, scripted_model
+
+
+def ask(text: str, model: str = "scripted", **kw) -> ChatRequest:
+    return ChatRequest(model=model, messages=[{"role": "user", "content": text}], **kw)
+
+
+def test_rerun_pays_nothing_and_telemetry_is_recorded(serve, run, db):
+    server = serve(Script(rules=[Rule(match="capital", reply="Paris")]))
+    m = scripted_model(server.base_url)
+    tag = uuid.uuid4().hex
+    requests = [ask(f"{tag} capital of France? #{i}") for i in range(20)]
+    results, totals = run([m], requests, run_id=f"first-{tag}")
+    assert [r.text for r in results] == ["Paris"] * 20 and server.server.calls == 20
+    assert totals.cache_hits == 0 and totals.provider_calls == 20
+    results2, totals2 = run([m], requests, run_id=f"second-{tag}")
+    assert server.server.calls == 20, "a rerun must not call the provider again"
+    assert totals2.cache_hits == 20 and [r.text for r in results2] == ["Paris"] * 20
+    rows = db.query("SELECT run_id, count(*) AS n, bool_and(cache_hit) AS hit, sum(input_tokens) AS tin"
+                    " FROM llm_calls WHERE run_id LIKE %s GROUP BY run_id ORDER BY run_id", (f"%{tag}",))
+    assert [(r["n"], r["hit"]) for r in rows] == [(20, False), (20, True)]
+    assert rows[0]["tin"] > 0
+
+
+def test_sample_index_and_seed_are_part_of_the_key(serve, run):
+    server = serve(Script())
+    m = scripted_model(server.base_url)
+    tag = uuid.uuid4().hex
+    run([m], [ask(tag, sample_index=k) for k in range(3)] + [ask(tag, seed=7)])
+    assert server.server.calls == 4
+
+
+def test_identical_concurrent_requests_are_coalesced(serve, run):
+    server = serve(Script())
+    m = scripted_model(server.base_url)
+    results, totals = run([m], [ask(uuid.uuid4().hex)] * 5)
+    assert server.server.calls == 1 and totals.coalesced == 4
+    assert all(r.ok and r.text == "A" for r in results)
+
+
+def test_transient_faults_are_retried(serve, run):
+    faults = {"r429": ["429", "429"], "r500": ["500"], "malformed": ["malformed"], "truncated": ["truncated"],
+              "timeout": ["timeout"]}
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=f"{tag}-{k}", reply=k, faults=v) for k, v in faults.items()],
+                          retry_after_s=0.05, timeout_sleep_s=5.0))
+    m = scripted_model(server.base_url, timeout_s=0.5)
+    results, totals = run([m], [ask(f"{tag}-{k}") for k in faults])
+    assert [(r.status, r.text, r.retries) for r in results] == [("ok", k, len(v)) for k, v in faults.items()]
+    assert totals.retries == 6
+    assert server.server.faults_served == {"429": 2, "500": 1, "malformed": 1, "truncated": 1, "timeout": 1}
+
+
+def test_persistent_failure_is_an_error_and_opens_the_circuit(serve, run):
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=tag, reply="never", faults=["500"] * 50)]))
+    m = scripted_model(server.base_url, max_concurrency=1)
+    settings = GatewaySettings(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02, breaker_failures=3,
+                               breaker_cooldown_s=60)
+    results, totals = run([m], [ask(f"{tag} {i}") for i in range(4)], settings=settings)
+    assert results[0].status == "error" and results[0].retries == 2 and "HTTP 500" in results[0].error
+    assert {r.status for r in results[1:]} == {"circuit_open"}
+    assert server.server.calls == 3, "an open circuit sends nothing"
+
+
+def test_client_errors_are_not_retried(serve, run):
+    server = serve(Script())
+    m = scripted_model(server.base_url.replace("/v1", "/nowhere"))
+    results, totals = run([m], [ask(uuid.uuid4().hex)])
+    assert results[0].status == "error" and results[0].retries == 0 and "HTTP 404" in results[0].error
+
+
+def test_cost_cap_stops_before_it_is_exceeded(serve, run):
+    server = serve(Script(default_reply="B"))
+    prices = Prices(input_per_m=1000.0, output_per_m=2000.0)  # ~ $0.1-0.3 per call
+    m = scripted_model(server.base_url, prices=prices, max_tokens=10, max_concurrency=2)
+    tag = uuid.uuid4().hex
+    settings = GatewaySettings(cost_cap_usd=1.0, backoff_base_s=0.01)
+    results, totals = run([m], [ask(f"{tag} {i}") for i in range(40)], settings=settings)
+    statuses = [r.status for r in results]
+    assert "cost_cap" in statuses and statuses.count("ok") >= 1
+    assert totals.cost_usd <= 1.0 and totals.stopped_by_cost_cap
+    assert server.server.calls == statuses.count("ok")
+
+
+def test_provider_reported_cost_wins_over_prices(serve, run):
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=tag, reply="ok", cost=0.0123)]))
+    m = scripted_model(server.base_url, prices=Prices(input_per_m=1.0, output_per_m=1.0))
+    results, totals = run([m], [ask(tag), ask("priced " + tag[::-1])])
+    assert (results[0].cost_usd, results[0].cost_source) == (0.0123, "provider")
+    assert results[1].cost_source == "prices" and 0 < results[1].cost_usd < 0.001
+
+
+class Verdict(BaseModel):
+    answer: str
+    confidence: float
+
+
+def test_structured_output_three_tiers_and_invalid_persists_nothing(serve, run, db):
+    tag = uuid.uuid4().hex
+    replies = {
+        "fenced": 'Sure:\n```json\n{"answer": "B", "confidence": 0.9}\n```',
+        "raw": '{"answer": "C", "confidence": 0.5}',
+        "prefix": 'My verdict is {"answer": "D", "confidence": 0.2} as asked.',
+        "invalid": '{"answer": "E"',
+    }
+    server = serve(Script(rules=[Rule(match=f"{tag}-{k}", reply=v) for k, v in replies.items()]))
+    m = scripted_model(server.base_url)
+    results, totals = run([m], [ask(f"{tag}-{k}") for k in replies], schema=Verdict, run_id=tag)
+    assert [r.parsed.answer if r.parsed else None for r in results] == ["B", "C", "D", None]
+    assert results[3].status == "invalid" and "Verdict" in results[3].error
+    # a stage persists parsed answers only: the invalid one leaves no row behind
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TEMP TABLE verdicts (answer text) ON COMMIT DROP")
+        for r in results:
+            if r.ok:
+                cur.execute("INSERT INTO verdicts VALUES (%s)", (r.parsed.answer,))
+        cur.execute("SELECT array_agg(answer ORDER BY answer) FROM verdicts")
+        assert cur.fetchone()[0] == ["B", "C", "D"]
+    statuses = db.query("SELECT status, count(*) AS n FROM llm_calls WHERE run_id = %s GROUP BY status", (tag,))
+    assert {r["status"]: r["n"] for r in statuses} == {"ok": 3, "invalid": 1}
+    assert server.server.calls == 4 and FAST.cache_flush_rows > 4

@@ -1,0 +1,130 @@
+"""Review test worlds: real OenoBench questions (with their human rubric ratings) as items, in a unique partition."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from benchmark_platform.review.models import Reviewer
+from benchmark_platform.review.repository import add_reviewer
+from benchmark_platform.review.rubrics import RUBRICS
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database, as_json, insert_rows
+
+PASSWORD = "correct horse battery staple"
+SHEETS = ("gold_sheet_scored.csv", "gold_sheet_v2_scored.csv")
+
+
+def _score(ok: bool) -> int:
+    return 5 if ok else 1
+
+
+def gold_items(shared_data: Path) -> list[dict]:
+    """4-option OenoBench questions rated by a human on eight binary criteria (cp1252 CSVs), mapped to KINA rubrics.
+
+    Mapping: factuality <- answer_correct; source reliability <- source_faithful; logical rigor <- not_ambiguous and
+    no_vague_language; distractor plausibility <- distractors_plausible; representativeness and depth <-
+    difficulty_match and cognitive_match; combinatorial validity does not apply to 4-option items (5).
+    """
+    items = []
+    for sheet in SHEETS:
+        with open(shared_data / "oenobench" / "gold_sheets_scored" / sheet, encoding="cp1252", newline="") as f:
+            for row in csv.DictReader(f):
+                options = ast.literal_eval(row["options"])
+                if len(options) != 4:
+                    continue
+                ok = {k: row[k] == "1" for k in ("answer_correct", "source_faithful", "not_ambiguous", "no_vague_language",
+                                                 "distractors_plausible", "difficulty_match", "cognitive_match")}
+                reference = {
+                    "representativeness_depth": _score(ok["difficulty_match"] and ok["cognitive_match"]),
+                    "factuality": _score(ok["answer_correct"]),
+                    "source_reliability": _score(ok["source_faithful"]),
+                    "logical_rigor": _score(ok["not_ambiguous"] and ok["no_vague_language"]),
+                    "distractor_plausibility": _score(ok["distractors_plausible"]),
+                    "combinatorial_validity": 5,
+                }
+                assert set(reference) == set(RUBRICS)
+                items.append({
+                    "uuid": row["uuid"], "question": row["question_text"], "options": [o["text"] for o in options],
+                    "answer_index": "ABCD".index(row["correct_answer"]), "generator": row["generator"],
+                    "explanation": row.get("source_fact") or row.get("source_facts") or "",
+                    "reference": reference,
+                    "flawed": min(reference[k] for k in ("factuality", "source_reliability", "logical_rigor", "distractor_plausibility")) == 1,
+                })
+    return items
+
+
+@dataclass
+class World:
+    db: Database
+    spec: str
+    discipline: str
+    items: list[dict]
+    reviewers: list[str] = field(default_factory=list)
+    admin: str = ""
+
+    def item_ids(self) -> list[str]:
+        return [i["item_id"] for i in self.items]
+
+
+@pytest.fixture
+def make_world(db: Database, shared_data: Path):
+    """make_world(n_items, n_reviewers): a fresh spec/discipline with real items, reviewers and one admin."""
+    pool = gold_items(shared_data)
+
+    def make(n_items: int, n_reviewers: int, affiliations: bool = True) -> World:
+        tag = uuid.uuid4().hex[:8]
+        world = World(db=db, spec=f"review_t{tag}", discipline=f"wine_{tag}", items=[])
+        for k, item in enumerate(pool[:n_items]):
+            world.items.append({**item, "item_id": f"{tag}-{item['uuid']}"})
+        with db.transaction() as conn:
+            insert_rows(conn, "items", ("item_id", "spec", "discipline", "format", "question", "options", "answer_index", "explanation"),
+                        [(i["item_id"], world.spec, world.discipline, "mcq4", i["question"], as_json(i["options"]),
+                          i["answer_index"], i["explanation"]) for i in world.items])
+            insert_rows(conn, "generation_metadata", ("item_id", "strategy", "generator", "prompt_version"),
+                        [(i["item_id"], "oenobench", i["generator"], "gold-sheet") for i in world.items])
+        for k in range(n_reviewers):
+            rid = f"rev{k}-{tag}"
+            add_reviewer(db, Reviewer(reviewer_id=rid, disciplines=frozenset({world.discipline}),
+                                      affiliation=f"lab{k}-{tag}" if affiliations else "", exam_round1_passed=True,
+                                      exam_round2_passed=True), "reviewer", PASSWORD)
+            world.reviewers.append(rid)
+        world.admin = f"admin-{tag}"
+        add_reviewer(db, Reviewer(reviewer_id=world.admin, disciplines=frozenset(), exam_round1_passed=True,
+                                  exam_round2_passed=True), "admin", PASSWORD)
+        return world
+
+    return make
+
+
+def spec_for(world: World, **review: object) -> BenchmarkSpec:
+    return BenchmarkSpec.model_validate({
+        "name": world.spec, "description": "review test", "seed": 5,
+        "taxonomy": [{"name": world.discipline, "key": world.discipline}],
+        "review": review,
+        "release": {"version": "v0.1", "licence": "CC0-1.0", "canary": "test"},
+    })
+
+
+# TEMP-LOCAL-OVERRIDE (remove before hand-off): works around the root conftest's CREATE DATABASE inside `with conn`.
+@pytest.fixture(scope="session")
+def db(server_url):
+    import psycopg2
+
+    from benchmark_platform.store import migrate
+    from benchmark_platform_tests.conftest import with_database
+
+    name = f"bp_review_{uuid.uuid4().hex[:10]}"
+    conn = psycopg2.connect(with_database(server_url, "postgres"))
+    conn.autocommit = True
+    conn.cursor().execute(f'CREATE DATABASE "{name}"')
+    database = Database(with_database(server_url, name))
+    migrate(database)
+    yield database
+    conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()

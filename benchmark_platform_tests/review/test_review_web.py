@@ -1,0 +1,165 @@
+"""The review web app over the real database: login, sessions, CSRF, roles, and attempts to break double-blindness."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+from benchmark_platform.review import repository as repo
+from benchmark_platform.review.rubrics import RUBRICS
+from benchmark_platform.review.web import SESSION_COOKIE, create_app
+
+from .conftest import PASSWORD
+
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def client(world) -> TestClient:
+    return TestClient(create_app(world.db, session_hours=1.0))
+
+
+def log_in(c: TestClient, name: str, password: str = PASSWORD):
+    token = CSRF.search(c.get("/login").text).group(1)
+    return c.post("/login", data={"reviewer_id": name, "password": password, "csrf_token": token}, follow_redirects=False)
+
+
+def assigned(world) -> dict[str, list[dict]]:
+    """reviewer -> their assignment rows (blind ids), from the database."""
+    out: dict[str, list[dict]] = {}
+    for r in world.db.query("SELECT * FROM review_assignments WHERE spec = %s ORDER BY assignment_id", (world.spec,)):
+        out.setdefault(r["reviewer_id"], []).append(r)
+    return out
+
+
+def rating_form(c: TestClient, blind_id: str, verdict: str = "approve", comment: str = "", **scores: int) -> dict:
+    token = CSRF.search(c.get(f"/review/{blind_id}").text).group(1)
+    return {**{k: str(scores.get(k, 5)) for k in RUBRICS}, "verdict": verdict, "comment": comment,
+            "seconds_on_page": "30", "csrf_token": token}
+
+
+@pytest.fixture
+def world(make_world):
+    w = make_world(n_items=4, n_reviewers=3)
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(wip_cap=3), seed=1, phase="tournament")
+    return w
+
+
+def test_passwords_are_stored_as_salted_scrypt_hashes(world):
+    rows = world.db.query("SELECT password_hash FROM review_reviewers WHERE reviewer_id = ANY(%s)", (world.reviewers,))
+    hashes = [r["password_hash"] for r in rows]
+    assert all(h.startswith("scrypt$") and PASSWORD not in h for h in hashes)
+    assert len(set(hashes)) == len(hashes)  # same password, different salts
+
+
+def test_login_session_logout_and_expiry(world):
+    c = client(world)
+    assert log_in(c, world.reviewers[0], "wrong password!!").status_code == 401
+    assert log_in(c, "' OR '1'='1", PASSWORD).status_code == 401
+    assert log_in(c, "nobody-" + world.spec, PASSWORD).status_code == 401
+    ok = log_in(c, world.reviewers[0])
+    assert ok.status_code == 303 and ok.headers["location"] == "/"
+    cookie = ok.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Max-Age=3600" in cookie
+    assert c.get("/").status_code == 200
+    token = c.cookies[SESSION_COOKIE]
+    # expire the session server-side: the same cookie no longer works
+    with world.db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("UPDATE review_sessions SET expires_at = now() - interval '1 second' WHERE reviewer_id = %s", (world.reviewers[0],))
+    assert c.get("/", follow_redirects=False).headers["location"] == "/login"
+    log_in(c, world.reviewers[0])
+    home = c.get("/")
+    c.post("/logout", data={"csrf_token": CSRF.search(home.text).group(1)})
+    assert repo.session(world.db, token) is None
+    assert c.get("/", follow_redirects=False).headers["location"] == "/login"
+
+
+def test_login_form_needs_its_csrf_cookie(world):
+    c = client(world)
+    token = CSRF.search(c.get("/login").text).group(1)
+    c.cookies.clear()
+    r = c.post("/login", data={"reviewer_id": world.reviewers[0], "password": PASSWORD, "csrf_token": token})
+    assert r.status_code == 403
+
+
+def test_reviewer_reaches_only_own_assignments_and_never_the_other_reviewer(world):
+    mine = assigned(world)
+    a, b = sorted(mine, key=lambda r: -len(mine[r]))[:2]
+    shared_item = next(x["item_id"] for x in mine[a] if x["item_id"] in {y["item_id"] for y in mine[b]})
+    blind_a = next(x["blind_id"] for x in mine[a] if x["item_id"] == shared_item)
+    blind_b = next(x["blind_id"] for x in mine[b] if x["item_id"] == shared_item)
+
+    ca, cb = client(world), client(world)
+    log_in(ca, a), log_in(cb, b)
+    home = ca.get("/").text
+    assert all(x["blind_id"] in home for x in mine[a]) and blind_b not in home
+    assert b not in home and shared_item not in home  # neither the co-reviewer nor the item id leaks
+
+    # B's handle is not reachable by A: same answer as for a handle that does not exist
+    assert ca.get(f"/review/{blind_b}").status_code == 404
+    assert ca.get("/review/not-a-handle").status_code == 404
+    forged = rating_form(ca, blind_a, comment="forged")
+    assert ca.post(f"/review/{blind_b}", data=forged).status_code == 404
+    assert world.db.scalar("SELECT count(*) FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s", (blind_b,)) == 0
+
+    # B rates with a distinctive comment; A's page must show none of it, before or after A rates
+    marker = "MARKER-" + world.spec
+    assert cb.post(f"/review/{blind_b}", data=rating_form(cb, blind_b, "reject", marker, factuality=1), follow_redirects=False).status_code == 303
+    page = ca.get(f"/review/{blind_a}").text
+    assert marker not in page and b not in page and "reject" not in page.split('name="verdict"')[0]
+    assert ca.post(f"/review/{blind_a}", data=rating_form(ca, blind_a), follow_redirects=False).status_code == 303
+    page = ca.get(f"/review/{blind_a}").text
+    assert marker not in page and b not in page and "You have rated this item" in page
+    assert ca.get("/admin").status_code == 403
+    assert ca.get(f"/admin/item/{shared_item}/1").status_code == 403
+
+
+def test_rating_needs_csrf_same_origin_and_is_final(world):
+    rid = next(iter(assigned(world)))
+    blind = assigned(world)[rid][0]["blind_id"]
+    c = client(world)
+    log_in(c, rid)
+    form = rating_form(c, blind, "revise", "statement 3 misquotes the source", logical_rigor=2)
+    assert c.post(f"/review/{blind}", data={**form, "csrf_token": "guess"}).status_code == 403
+    assert c.post(f"/review/{blind}", data=form, headers={"origin": "http://evil.example"}).status_code == 403
+    bad = c.post(f"/review/{blind}", data={**form, "factuality": "9"})
+    assert bad.status_code == 400 and "must be an integer 1..5" in bad.text
+    assert c.post(f"/review/{blind}", data=form, follow_redirects=False).status_code == 303
+    assert c.post(f"/review/{blind}", data=form).status_code == 409
+    row = world.db.query(
+        """SELECT r.* , a.item_id FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""", (blind,))[0]
+    assert row["verdict"] == "revise" and row["scores"]["logical_rigor"] == 2 and 0 <= row["seconds_on_page"] <= 30
+    labels = world.db.query("SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s", (row["item_id"], rid))
+    assert {r["rubric"]: r["rating"] for r in labels} == {**{k: 5.0 for k in RUBRICS}, "logical_rigor": 2.0, "approve": 0.0}
+
+
+def test_security_headers(world):
+    r = client(world).get("/login")
+    assert r.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert r.headers["cache-control"] == "no-store"
+
+
+def test_admin_sees_both_reviews_and_records_validation_committee_and_audit(world):
+    rows = assigned(world)
+    for rid, mine in rows.items():
+        c = client(world)
+        log_in(c, rid)
+        for x in mine:
+            c.post(f"/review/{x['blind_id']}", data=rating_form(c, x["blind_id"], comment=f"note by {rid}"))
+    admin = client(world)
+    assert log_in(admin, world.admin).headers["location"] == "/admin"
+    page = admin.get("/admin")
+    assert page.status_code == 200 and world.discipline in page.text and "Agreement" in page.text
+    item = world.items[0]["item_id"]
+    detail = admin.get(f"/admin/item/{item}/1").text
+    pair = [r for r, mine in rows.items() if any(x["item_id"] == item for x in mine)]
+    assert all(f"note by {r}" in detail for r in pair)
+    token = CSRF.search(detail).group(1)
+    saved = admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "validate", **{k: "4" for k in RUBRICS}})
+    assert "Validation saved." in saved.text
+    assert world.db.scalar("SELECT reference->>'factuality' FROM review_validations WHERE item_id = %s", (item,)) == "4"
+    assert "Committee decision saved." in admin.post(
+        f"/admin/item/{item}/1", data={"csrf_token": token, "action": "committee", "decision": "rejected"}).text
+    assert "not drawn for audit" in admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "audit", "flawed": "yes"}).text
+    assert admin.post(f"/admin/item/{item}/1", data={"csrf_token": "x", "action": "validate"}).status_code == 403
