@@ -51,8 +51,12 @@ def fresh_database(server_url: str) -> Iterator[callable]:
 
     def make(prefix: str = "bp_test") -> str:
         name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-        with _admin(server_url) as conn, conn.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}"')
+        conn = _admin(server_url)  # not `with conn`: psycopg2 would open a transaction, CREATE DATABASE refuses one
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            conn.close()
         created.append(name)
         return with_database(server_url, name)
 

@@ -134,7 +134,3 @@ def main() -> None:
             }
         )
     )
-
-
-if __name__ == "__main__":
-    main()

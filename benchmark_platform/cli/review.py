@@ -1,4 +1,4 @@
-"""`benchmark-platform review serve|add-reviewer|simulate-round`: the expert review stage."""
+"""`benchmark-platform review serve|add-reviewer|appeal|simulate-round`: the expert review stage."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--exams-passed", action="store_true", help="passed both exam rounds (KINA 4.1)")
     add.add_argument("--conflicts", default="", help="comma-separated reviewer/author ids this reviewer must not meet")
     add.set_defaults(handler=_add_reviewer)
+
+    appeal = commands.add_parser("appeal", help="an annotator's appeal: the item's two reviewers re-evaluate it in a new round")
+    appeal.add_argument("item_id")
+    appeal.add_argument("--evidence", required=True, help="the new academic evidence (citation, page)")
+    appeal.set_defaults(handler=_appeal)
 
     sim = commands.add_parser("simulate-round", help="pilot -> calibration -> tournament round; writes the payout ledger")
     sim.add_argument("--out", type=Path, required=True, help="CSV of the payout ledger")
@@ -65,6 +70,19 @@ def _add_reviewer(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.role} {args.reviewer_id!r} added")
+    return 0
+
+
+def _appeal(args: argparse.Namespace) -> int:
+    from benchmark_platform.review.repository import file_appeal
+    from benchmark_platform.store import Database, database_url
+
+    try:
+        handles = file_appeal(Database(database_url()), args.item_id, args.evidence)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"item {args.item_id!r} reopened for its {len(handles)} reviewers")
     return 0
 
 

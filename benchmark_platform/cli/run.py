@@ -103,11 +103,14 @@ def _dev(args: argparse.Namespace) -> int:
     prepare_environment()
     command = [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(args.port),
                "-w", str(PROJECT_ROOT / "workspace.yaml")]
-    # own session with SIGINT restored, so Ctrl-C (or `kill -INT`) stops the webserver and daemon cleanly
+    # `dagster dev` stops its webserver and daemon cleanly on SIGINT only. A process started in the background
+    # inherits SIGINT ignored, so restore it for the child (own session) and forward SIGINT/SIGTERM we receive.
     process = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
+
+    def forward(signum: int, _frame: object) -> None:
         process.send_signal(signal.SIGINT)
-        return process.wait()
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    return process.wait()

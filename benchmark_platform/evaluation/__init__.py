@@ -11,11 +11,9 @@ from benchmark_platform.evaluation.importers import (
 from benchmark_platform.evaluation.items import LETTERS, EvalItem
 from benchmark_platform.evaluation.results import RESULT_COLUMNS, RESULT_SCHEMA, empty_results, validate_results
 from benchmark_platform.evaluation.runners import (
-    ChatModel,
-    ChatReply,
-    ChatRequest,
+    AnswerReply,
+    AnswerRequest,
     ModelSlate,
-    OptionScorer,
     evaluate_by_likelihood,
     evaluate_generative,
     random_baseline,
@@ -27,12 +25,10 @@ __all__ = [
     "RESULT_COLUMNS",
     "RESULT_SCHEMA",
     "AnswerProtocol",
-    "ChatModel",
-    "ChatReply",
-    "ChatRequest",
+    "AnswerReply",
+    "AnswerRequest",
     "EvalItem",
     "ModelSlate",
-    "OptionScorer",
     "empty_results",
     "evaluate_by_likelihood",
     "evaluate_generative",

@@ -1,16 +1,15 @@
 """Evaluators: single-letter answers through a chat model, option-likelihood scoring, a random baseline.
 
-The model side is a protocol, so any client plugs in: the LLM gateway (benchmark_platform.llm)
-adapts itself to `ChatModel` / `OptionScorer`; tests use scripted doubles. Every evaluator returns
-the results frame of `results.py`, with telemetry columns where there is telemetry.
+The model side is the `ModelSlate` protocol, batch-shaped so a whole evaluation is one gateway batch (one cache
+lookup, the provider's full concurrency): `GatewaySlate` (gateway.py) adapts the LLM gateway to it; tests use
+scripted doubles. Every evaluator returns the results frame of `results.py`, with telemetry where there is some.
 A failed model call raises: nothing partial is returned, and the gateway's cache makes a rerun free.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 import numpy as np
@@ -32,7 +31,7 @@ TELEMETRY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-class ChatRequest(BaseModel):
+class AnswerRequest(BaseModel):
     """One single-letter request. Sampling settings (temperature, top_p, reasoning) are the model config's, applied
     by the gateway; `sample` is the avg@k draw index (part of the gateway's cache key)."""
 
@@ -45,7 +44,10 @@ class ChatRequest(BaseModel):
     letter_logit_bias: dict[str, float] | None = None
 
 
-class ChatReply(BaseModel):
+class AnswerReply(BaseModel):
+    """The reply and what producing it took. `cost_usd` is the answer's cost (the same when replayed from the
+    cache, so reruns store the same numbers), not what this run paid: that is the gateway's telemetry."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str | None
@@ -56,73 +58,67 @@ class ChatReply(BaseModel):
     cost_usd: float = Field(0.0, ge=0)
 
 
-class ChatModel(Protocol):
-    async def __call__(self, request: ChatRequest) -> ChatReply: ...
-
-
-class OptionScorer(Protocol):
-    """Total log-probability of each continuation after the prompt (lm-evaluation-harness loglikelihood)."""
-
-    def __call__(self, prompt: str, continuations: Sequence[str]) -> Sequence[float]: ...
-
-
 class ModelSlate(Protocol):
-    """What evaluation needs from the LLM gateway: a way to ask, or to score with, a named model config."""
+    """What evaluation needs from the LLM gateway, per named model config."""
 
-    def chat_model(self, name: str) -> ChatModel: ...
+    async def answer(self, model: str, requests: Sequence[AnswerRequest]) -> list[AnswerReply]:
+        """One reply per request, in order; raises when a request could not be answered."""
+        ...
 
-    def option_scorer(self, name: str) -> OptionScorer: ...
+    async def loglikelihoods(self, model: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Total log-probability of each (context, continuation) pair's continuation (lm-evaluation-harness style)."""
+        ...
 
-
-Progress = Callable[[int, int], None]  # (done, total)
+    def family(self, model: str) -> str | None:
+        """The model config's vendor family (for self-preference)."""
+        ...
 
 
 async def evaluate_generative(
     items: Sequence[EvalItem],
     *,
     model: str,
-    chat: ChatModel,
+    slate: ModelSlate,
     k: int = 1,
     logit_bias: bool = False,
     protocol: AnswerProtocol = AnswerProtocol(),
-    progress: Progress | None = None,
 ) -> pl.DataFrame:
-    """avg@k single-letter answers of one model configuration: k rows per item, with telemetry."""
-    total, done = len(items) * k, 0
+    """avg@k single-letter answers of one model configuration: k rows per item, with telemetry.
 
-    async def one(item: EvalItem, sample: int) -> dict[str, object]:
-        nonlocal done
-        replies = [await chat(_request(item, sample, logit_bias, protocol, retry=False))]
-        prediction = parse_letter(replies[0].text, item.letters)
-        if prediction is None and protocol.retry_once:
-            replies.append(await chat(_request(item, sample, logit_bias, protocol, retry=True)))
-            prediction = parse_letter(replies[1].text, item.letters)
-        done += 1
-        if progress is not None:
-            progress(done, total)
-        return {
+    All first attempts go as one batch; the unparsed ones are retried once, as a second batch (stop 5)."""
+    draws = [(item, sample) for item in items for sample in range(k)]
+    first = await slate.answer(model, [_request(i, s, logit_bias, protocol, retry=False) for i, s in draws])
+    replies = [[reply] for reply in first]
+    unparsed = [n for n, ((item, _), r) in enumerate(zip(draws, first, strict=True))
+                if parse_letter(r.text, item.letters) is None]
+    if unparsed and protocol.retry_once:
+        second = await slate.answer(model, [_request(*draws[n], logit_bias, protocol, retry=True) for n in unparsed])
+        for n, reply in zip(unparsed, second, strict=True):
+            replies[n].append(reply)
+    rows = []
+    for (item, sample), tries in zip(draws, replies, strict=True):
+        prediction = parse_letter(tries[-1].text, item.letters)
+        rows.append({
             "model": model,
             "item_id": item.item_id,
             "discipline": item.discipline,
             "sample": sample,
             "prediction": prediction,
             "correct": prediction == item.answer,
-            "raw_text": replies[-1].text,
-            "retried": len(replies) > 1,
-            "input_tokens": sum(r.input_tokens for r in replies),
-            "output_tokens": sum(r.output_tokens for r in replies),
-            "reasoning_tokens": sum(r.reasoning_tokens for r in replies),
-            "latency_s": sum(r.latency_s for r in replies),
-            "cost_usd": sum(r.cost_usd for r in replies),
-        }
-
-    rows = await asyncio.gather(*(one(item, s) for item in items for s in range(k)))
+            "raw_text": tries[-1].text,
+            "retried": len(tries) > 1,
+            "input_tokens": sum(r.input_tokens for r in tries),
+            "output_tokens": sum(r.output_tokens for r in tries),
+            "reasoning_tokens": sum(r.reasoning_tokens for r in tries),
+            "latency_s": sum(r.latency_s for r in tries),
+            "cost_usd": sum(r.cost_usd for r in tries),
+        })
     frame = pl.DataFrame(rows, schema=RESULT_SCHEMA | TELEMETRY_SCHEMA, orient="row")
     return validate_results(frame, f"model {model}")
 
 
-def _request(item: EvalItem, sample: int, logit_bias: bool, protocol: AnswerProtocol, *, retry: bool) -> ChatRequest:
-    return ChatRequest(
+def _request(item: EvalItem, sample: int, logit_bias: bool, protocol: AnswerProtocol, *, retry: bool) -> AnswerRequest:
+    return AnswerRequest(
         messages=(("system", protocol.system_prompt(item.letters, retry=retry)), ("user", render_question(item))),
         max_tokens=protocol.max_tokens,
         stop=protocol.stop,
@@ -131,36 +127,29 @@ def _request(item: EvalItem, sample: int, logit_bias: bool, protocol: AnswerProt
     )
 
 
-def evaluate_by_likelihood(
+async def evaluate_by_likelihood(
     items: Sequence[EvalItem],
     *,
     model: str,
-    scorer: OptionScorer,
+    slate: ModelSlate,
     normalise: Literal["none", "chars"] = "none",
-    progress: Progress | None = None,
 ) -> pl.DataFrame:
     """Pick the option whose text is most likely after the question (`chars`: per character, like acc_norm)."""
-    rows = []
-    for done, item in enumerate(items, 1):
-        continuations = [f" {option.strip()}" for option in item.options]
-        scores = list(scorer(f"Question: {item.question.strip()}\nAnswer:", continuations))
-        if len(scores) != len(continuations) or not all(np.isfinite(scores)):
-            raise ValueError(f"model {model}, item {item.item_id}: scorer returned {scores!r}")
+    contexts = [f"Question: {item.question.strip()}\nAnswer:" for item in items]
+    continuations = [[f" {option.strip()}" for option in item.options] for item in items]
+    pairs = [(context, c) for context, options in zip(contexts, continuations, strict=True) for c in options]
+    scores = await slate.loglikelihoods(model, pairs)
+    if len(scores) != len(pairs) or not all(np.isfinite(scores)):
+        raise ValueError(f"model {model}: {len(scores)} finite log-likelihoods expected {len(pairs)}")
+    rows, start = [], 0
+    for item, options in zip(items, continuations, strict=True):
+        mine = scores[start : start + len(options)]
+        start += len(options)
         if normalise == "chars":
-            scores = [s / len(c) for s, c in zip(scores, continuations, strict=True)]
-        prediction = item.letters[int(np.argmax(scores))]
-        rows.append(
-            {
-                "model": model,
-                "item_id": item.item_id,
-                "discipline": item.discipline,
-                "sample": 0,
-                "prediction": prediction,
-                "correct": prediction == item.answer,
-            }
-        )
-        if progress is not None:
-            progress(done, len(items))
+            mine = [s / len(c) for s, c in zip(mine, options, strict=True)]
+        prediction = item.letters[int(np.argmax(mine))]
+        rows.append({"model": model, "item_id": item.item_id, "discipline": item.discipline, "sample": 0,
+                     "prediction": prediction, "correct": prediction == item.answer})
     return validate_results(pl.DataFrame(rows, schema=RESULT_SCHEMA, orient="row"), f"model {model}")
 
 

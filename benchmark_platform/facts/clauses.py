@@ -118,7 +118,9 @@ def split_clauses(sentence: Span, conjunctions: frozenset[str],
     clauses, by_head = [], {}
     for head, parent in sorted(heads, key=lambda pair: pair[0].i):
         tokens = [t for t in sentence if owner[t.i] == head.i and t.i not in removed and not t.is_space]
-        while tokens and tokens[-1].is_punct and tokens[-1].text in ",;:":
+        # a comma before the next clause, or the sentence's full stop when another clause comes in between
+        while tokens and tokens[-1].is_punct and (tokens[-1].text in ",;:" or len(tokens) > 1
+                                                  and tokens[-1].i != tokens[-2].i + 1):
             tokens.pop()
         if not tokens:
             continue
@@ -178,8 +180,20 @@ class Resolved:
     replaced: int
 
 
-def resolve(clause: Clause, own_subject: Antecedent | None, context: Context) -> Resolved | str:
-    """The clause's text with pronouns/demonstratives replaced, or the reason it cannot be resolved."""
+def _expletive(token: Token) -> bool:
+    """'It' that stands for a clause: 'It is believed that ...', 'It is hard to ...'."""
+    if token.dep_ == "expl":
+        return True
+    head = token.head
+    if any(c.dep_ == "ccomp" and c.left_edge.lower_ in ("that", "whether", "if") for c in head.children):
+        return True
+    return any(c.dep_ == "acomp" and any(g.dep_ == "xcomp" for g in c.children) for c in head.children)
+
+
+def resolve(clause: Clause, own_subject: Antecedent | None, context: Context,
+            people: list[tuple[int, Antecedent]]) -> Resolved | str:
+    """The clause's text with pronouns/demonstratives replaced, or the reason it cannot be resolved. `people`
+    are the sentence's person mentions (token index, referent): 'his' may point back to one of them."""
     tokens = [*clause.subject_prefix, *clause.tokens]
     replacements: dict[int, str] = {}
     skip: set[int] = set()
@@ -191,7 +205,7 @@ def resolve(clause: Clause, own_subject: Antecedent | None, context: Context) ->
         referent: Antecedent | None = None
         suffix = ""
         if word in _NEUTER and token.pos_ == "PRON":
-            if token.dep_ == "expl":
+            if _expletive(token):
                 return "expletive 'it' without a referent"
             candidates = (own_subject, context.subject, context.topic)
             referent = next((c for c in candidates if c is not None and not c.plural), None)
@@ -205,7 +219,8 @@ def resolve(clause: Clause, own_subject: Antecedent | None, context: Context) ->
                 return f"unresolved '{word}'"
             suffix = "'" if word in ("their", "theirs") else ""
         elif word in _PERSONAL and token.pos_ == "PRON":
-            referent = context.person
+            earlier = [person for start, person in people if start < token.i]
+            referent = earlier[-1] if earlier else context.person
             if referent is None:
                 return f"unresolved '{word}'"
             suffix = "'s" if token.tag_ == "PRP$" or word in ("his", "hers") else ""
@@ -233,6 +248,8 @@ def resolve(clause: Clause, own_subject: Antecedent | None, context: Context) ->
             continue
         space = " " if position == len(clause.subject_prefix) - 1 else token.whitespace_
         pieces.append(replacements.get(token.i, token.text) + space)
+    if len(pieces) > 1 and tokens[-1].is_punct:  # the full stop after a removed connective clause
+        pieces[-2] = pieces[-2].rstrip()
     text = "".join(pieces).strip().rstrip(",;:").strip()
     if text and text[-1] not in ".!?":
         text = text.rstrip(".") + "."

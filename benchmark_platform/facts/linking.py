@@ -11,9 +11,8 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
-from benchmark_platform.facts.gazetteer import Entity, Gazetteer
+from benchmark_platform.facts.gazetteer import Entity, Gazetteer, entity_id
 from benchmark_platform.facts.models import Mention
-from benchmark_platform.spec.models import slug
 
 # entities the small model finds that no gazetteer lists are still linked, typed by their label
 NER_TYPES = {"PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place"}
@@ -29,7 +28,7 @@ class Linker:
         self._entities: dict[int, Entity] = {}
         self._disciplines: dict[int, str] = {}
         by_entity: dict[Entity, list[str]] = {}
-        for name, entity in gazetteer.by_name.items():
+        for name, entity in gazetteer.names.items():
             by_entity.setdefault(entity, []).append(name)
         for number, (entity, names) in enumerate(by_entity.items()):
             label = f"entity:{number}"
@@ -59,7 +58,7 @@ class Linker:
             elif ent.label_ in NER_TYPES and not any(i in claimed for i in range(ent.start, ent.end)):
                 surface = _trim(ent.text)
                 entity_type = NER_TYPES[ent.label_]
-                mentions.append((ent.start, ent.end, Mention(f"{entity_type}:{slug(surface)}", entity_type, surface)))
+                mentions.append((ent.start, ent.end, Mention(entity_id(entity_type, surface), entity_type, surface)))
         for span in spans:
             entity = self._entities[span.label]
             mentions.append((span.start, span.end, Mention(entity.entity_id, entity.entity_type, span.text,

@@ -43,15 +43,18 @@ class ProseResult:
         self.sentences += other.sentences
 
 
-def paragraphs(document: SourceDocument) -> Iterator[tuple[int, str]]:
-    """(offset, text) of the document's prose paragraphs; blocks of 'name: value' field lines are records."""
+def prose_lines(document: SourceDocument) -> Iterator[tuple[int, int, str]]:
+    """(paragraph number, offset, text) of the document's prose lines. A line is never joined to the next (a
+    heading has no full stop); paragraphs (blank-line separated) bound reference resolution. Blocks of
+    'name: value' field lines are structured records, not prose."""
     if document.media_type in STRUCTURED_MEDIA_TYPES:
         return
-    for match in _PARAGRAPH.finditer(document.text):
-        lines = match.group().split("\n")
-        if all(_FIELD_LINE.match(line) for line in lines):
+    for number, block in enumerate(_PARAGRAPH.finditer(document.text)):
+        lines = list(re.finditer(r"[^\n]+", block.group()))
+        if all(_FIELD_LINE.match(line.group()) for line in lines):
             continue
-        yield match.start(), match.group()
+        for line in lines:
+            yield number, block.start() + line.start(), line.group()
 
 
 @dataclass
@@ -92,7 +95,7 @@ class ProseExtractor:
     def _sentences(self, documents: list[SourceDocument], result: ProseResult) -> Iterator[_Sentence]:
         """Segmented sentences worth parsing, in document order; the others are rejected here."""
         units = [(d, p, offset, text) for d, document in enumerate(documents)
-                 for p, (offset, text) in enumerate(paragraphs(document))]
+                 for p, offset, text in prose_lines(document)]
         segmented = self.segmenter.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
         limit = 2 * self.config.max_words
         for (d, p, offset, _), doc in zip(units, segmented, strict=True):
@@ -129,6 +132,8 @@ class ProseExtractor:
         subject = subject_of(sent.root)
         own_subject = antecedent_from(subject, mentions) if subject is not None else None
         is_terminated = terminated(sent.text)
+        people = [(start, Antecedent(m.surface, (m,))) for start, _, m in mentions
+                  if sent.start <= start < sent.end and m.entity_type == "person"]
         for clause in split_clauses(sent, self.conjunctions, mentions):
             start, end = offset + clause.start_char, offset + clause.end_char
             source_text = document.text[start:end]
@@ -137,7 +142,7 @@ class ProseExtractor:
                 result.rejections.append(Rejection(document.source_id, document.document_id, start, end, stage,  # noqa: B023
                                                    reason, source_text, detail, discipline))  # noqa: B023
 
-            resolved = resolve(clause, own_subject, context)
+            resolved = resolve(clause, own_subject, context, people)
             if isinstance(resolved, str):
                 reject("resolve", resolved)
                 continue

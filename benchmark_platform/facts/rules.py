@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from spacy.tokens import Token
 
-from benchmark_platform.facts.clauses import Clause
+from benchmark_platform.facts.clauses import Clause, is_finite
 from benchmark_platform.facts.config import FactsConfig, OnTopicRule
 from benchmark_platform.facts.models import Mention
 
@@ -22,8 +22,8 @@ _PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
 
 
 def classify(hits: Iterable[str], mentions: Iterable[Mention], config: FactsConfig) -> str:
-    """The discipline with the highest score (lexicon hits + entity votes); `Ambiguous` when no discipline
-    scores or several share the best score."""
+    """The discipline with the highest score (lexicon hits + entity votes), ties going by `tie_order`;
+    `Ambiguous` when no discipline scores, or several share the best score and none is in `tie_order`."""
     scores: Counter[str] = Counter(hits)
     for mention in mentions:
         discipline = config.entity_disciplines.get(mention.entity_type)
@@ -35,7 +35,10 @@ def classify(hits: Iterable[str], mentions: Iterable[Mention], config: FactsConf
     best = ranked[0][1]
     top = sorted(d for d, score in ranked if score == best)
     if len(top) > 1:
-        raise Ambiguous("discipline tie", ", ".join(top))
+        ordered = [d for d in config.tie_order if d in top]
+        if not ordered:
+            raise Ambiguous("discipline tie", ", ".join(top))
+        return ordered[0]
     return top[0]
 
 
@@ -61,14 +64,19 @@ def validate(clause: Clause, text: str, sentence_terminated: bool, config: Facts
         return "no verb"
     if clause.head.pos_ not in ("VERB", "AUX"):
         return "fragment: no main verb"
-    if not clause.has_subject:
-        return "fragment: main verb without a subject"
+    if not is_finite(clause.head):
+        return "fragment: main verb not finite"  # 'Then proceeding west along ...
+    if not clause.has_subject and clause.head == next((t for t in tokens if t.is_alpha), None):
+        return "fragment: starts with its main verb"  # imperatives ('Proceed westerly ...'), clipped clauses
     first = tokens[0]
     if not clause.split and (first.is_lower and first.is_alpha or first.pos_ in ("CCONJ", "PUNCT")):
         return "fragment: starts mid-sentence"
     last = _last_word(tokens)
     if last is None or last.pos_ in _DANGLING_END:
         return "fragment: dangling last word"
+    if last.text.endswith(".") or (last.is_title and len(last.text) <= 3 and last.i + 1 < len(last.doc)
+                                    and last.nbor().text == "."):
+        return "fragment: cut at an abbreviation"  # 'the intersection of the St.', '... U.S.G.S.
     if any(text.count(a) != text.count(b) for a, b in _PAIRS) or text.count('"') % 2:
         return "fragment: unbalanced brackets or quotes"
     return 1.0 if words <= config.full_confidence_max_words else config.reduced_confidence

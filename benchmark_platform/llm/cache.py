@@ -64,6 +64,7 @@ class ResponseStore:
         self._segment = _Segment(journal_dir, f"{self.instance}-{self._n}")
         self._cache_rows: list[list[Any]] = []
         self._call_rows: list[list[Any]] = []
+        self._batches: list[tuple[_Segment, list[list[Any]], list[list[Any]]]] = []
 
     # -- reading -----------------------------------------------------------------------------------------------
     def lookup(self, hashes: list[str]) -> dict[str, CachedResponse]:
@@ -91,21 +92,25 @@ class ResponseStore:
             self._cache_rows.append(cache_row)
         self._call_rows.append(call_row)
 
-    def take_batch(self) -> tuple[_Segment, list[list[Any]], list[list[Any]]]:
-        """Start a new segment and hand over the queued rows with the segment that journals them."""
+    def take_batch(self) -> None:
+        """Close the queued rows into a batch with the segment that journals them, and start a new segment."""
         self._n += 1
         old, self._segment = self._segment, _Segment(self.journal_dir, f"{self.instance}-{self._n}")
-        batch = (old, self._cache_rows, self._call_rows)
+        self._batches.append((old, self._cache_rows, self._call_rows))
         self._cache_rows, self._call_rows = [], []
-        return batch
 
-    def flush(self, segment: _Segment, cache_rows: list[list[Any]], call_rows: list[list[Any]]) -> None:
-        """Commit one batch in one transaction, then delete its journal segment (runs in a worker thread)."""
-        _insert(self.db, cache_rows, call_rows)
-        segment.drop()
+    def flush(self) -> None:
+        """Commit the taken batches, each in one transaction, deleting each one's segment after its commit (runs in a
+        worker thread, one flush at a time). A batch that fails stays queued for the next flush."""
+        for batch in list(self._batches):
+            segment, cache_rows, call_rows = batch
+            _insert(self.db, cache_rows, call_rows)
+            segment.drop()
+            self._batches.remove(batch)
 
     def close(self) -> None:
-        self.flush(*self.take_batch())
+        self.take_batch()
+        self.flush()
         self._segment.drop()
 
     # -- recovery ----------------------------------------------------------------------------------------------

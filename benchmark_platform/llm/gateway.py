@@ -200,6 +200,7 @@ class Gateway:
         self._session: aiohttp.ClientSession | None = None
         self._flusher: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()
+        self._closing = False
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
         self._reserved = 0.0
         self._seq = 0
@@ -220,21 +221,26 @@ class Gateway:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._flusher is not None and self._session is not None and self._store is not None
-        self._flusher.cancel()
-        await asyncio.gather(self._flusher, return_exceptions=True)
+        self._closing = True
+        self._flush_now.set()
+        await self._flusher
         await asyncio.to_thread(self._store.close)
         await self._session.close()
 
     async def _flush_loop(self) -> None:
         assert self._store is not None
-        while True:
+        while not self._closing:
             try:
                 await asyncio.wait_for(self._flush_now.wait(), self.settings.cache_flush_s)
             except TimeoutError:
                 pass
             self._flush_now.clear()
             if self._store.pending:
-                await asyncio.to_thread(self._store.flush, *self._store.take_batch())
+                self._store.take_batch()
+                try:
+                    await asyncio.to_thread(self._store.flush)
+                except Exception:  # the batch stays journalled and queued; the next flush retries it
+                    log.exception("writing LLM cache rows failed; will retry")
 
     # -- requests ----------------------------------------------------------------------------------------------
     def _prepare(self, req: ChatRequest | ScoreRequest, json_mode: bool) -> _Call:
@@ -350,42 +356,36 @@ class Gateway:
             cfg.prices.max_price_out() / 1e6
         )
         started_wall, t0 = time.time(), time.perf_counter()
-        retries, error = 0, ""
+        retries = 0
         while True:
             try:
-                self._reserve(est_cost)
-                try:
-                    provider.breaker.before_attempt()
-                except CircuitOpen:
-                    self._reserved -= est_cost
-                    raise
+                await provider.admit(call.est_input_tokens + call.max_output_tokens)
+                async with provider.slots:
+                    self._reserve(est_cost)  # checked at the last moment, with what is in flight
+                    try:
+                        provider.breaker.before_attempt()
+                        response = await self._post(url, call.body, headers, timeout)
+                    finally:
+                        self._reserved -= est_cost
             except (CircuitOpen, CostCapReached) as e:
                 status = "circuit_open" if isinstance(e, CircuitOpen) else "cost_cap"
                 result = CallResult(call.request_hash, cfg.name, status, error=str(e), retries=retries)
                 self._finish(call, result, started_wall, None)
                 return result
-            try:
-                await provider.admit(call.est_input_tokens + call.max_output_tokens)
-                async with provider.slots:
-                    response = await self._post(url, call.body, headers, timeout)
             except _Transient as e:
-                self._reserved -= est_cost
                 if e.breaker:
                     provider.breaker.failure()
-                error = str(e)
                 retries += 1
                 if retries > settings.max_retries:
-                    result = CallResult(call.request_hash, cfg.name, "error", error=error, retries=retries - 1)
+                    result = CallResult(call.request_hash, cfg.name, "error", error=str(e), retries=retries - 1)
                     self._finish(call, result, started_wall, None)
                     return result
                 await asyncio.sleep(retry_delay(retries, e.retry_after, settings, self._rng))
                 continue
             except _Permanent as e:
-                self._reserved -= est_cost
                 result = CallResult(call.request_hash, cfg.name, "error", error=str(e), retries=retries)
                 self._finish(call, result, started_wall, None)
                 return result
-            self._reserved -= est_cost
             provider.breaker.success()
             break
         data, text = response

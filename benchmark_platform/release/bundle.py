@@ -1,29 +1,43 @@
-"""A release: one deterministic Parquet file per table plus a manifest of content hashes.
+"""A release bundle: deterministic files plus `manifest.json` (the sha256 of every file and the upstream provenance).
 
-Same database content and spec give the same bytes: rows are sorted, ids are content-derived, no timestamps are
-written, and every file carries the spec's canary string (Parquet key-value metadata, and a manifest field).
+Layout of releases/<spec>/<version>/:
+    data/<table>.parquet          the open tables (dev split when a test split is sealed), data/analyses/<name>.parquet
+    sealed/<table>.parquet.fernet.json   the test split's rows of every item-keyed table, Fernet-sealed (optional)
+    plots/<name>.png              the analysis stage's plots
+    croissant.json  datasheet.md  spec.json
+    exports/lm_eval/  exports/inspect/  exports/hf/
+    manifest.json
+
+Same tables and spec give the same bytes: rows are sorted, ids are content-derived, no timestamps are written, and
+every file carries the spec's canary string. The manifest itself also records run ids, so it is not part of that
+promise; its `files` map is.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
-from dataclasses import dataclass
+import struct
+import zlib
 from pathlib import Path
 
 import polars as pl
 
-from benchmark_platform.store import Database
+from benchmark_platform.release.croissant import croissant
+from benchmark_platform.release.datasheet import ReleaseSummary, datasheet
+from benchmark_platform.release.exports import export_files, mcq_records
+from benchmark_platform.release.seal import TEST, seal, split_of
+from benchmark_platform.release.tables import ReleaseTable
+from benchmark_platform.spec import BenchmarkSpec
 
 MANIFEST = "manifest.json"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-@dataclass(frozen=True)
-class ReleaseTable:
-    name: str
-    frame: pl.DataFrame
-    sort_by: tuple[str, ...]
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def sha256_file(path: Path) -> str:
@@ -34,51 +48,160 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_release(directory: Path, spec_name: str, version: str, canary: str, tables: list[ReleaseTable],
-                  provenance: dict[str, object]) -> dict[str, object]:
-    """Write the bundle into `directory` atomically (a sibling temp dir renamed into place); return the manifest."""
+def parquet_bytes(frame: pl.DataFrame, canary: str, label: str) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, compression="zstd", compression_level=3, statistics=False,
+                        metadata={"canary": canary, "benchmark": label})
+    return buffer.getvalue()
+
+
+def png_with_canary(png: bytes, canary: str) -> bytes:
+    """The PNG with a tEXt chunk 'canary' right after its header chunk (IHDR is always 13 bytes of data)."""
+    if not png.startswith(PNG_SIGNATURE):
+        raise ValueError("not a PNG file")
+    ihdr_end = len(PNG_SIGNATURE) + 8 + 13 + 4
+    data = b"canary\x00" + canary.encode("latin-1")
+    chunk = struct.pack(">I", len(data)) + b"tEXt" + data + struct.pack(">I", zlib.crc32(b"tEXt" + data))
+    return png[:ihdr_end] + chunk + png[ihdr_end:]
+
+
+def _json_bytes(value: object) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes],
+             test_key: str | None) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
+    """(relative path -> bytes of every file, rows per Parquet file, split counts). Pure: no disk, no database."""
+    release = spec.release
+    label = f"{spec.name} {release.version}"
+    if release.test_share > 0 and not test_key:
+        raise ValueError(f"spec {spec.name}: release.test_share is {release.test_share} but no release key was given "
+                         "(set BENCHMARK_PLATFORM_RELEASE_KEY to a Fernet key)")
+    by_name = {t.name: t for t in tables}
+    item_ids = by_name["items"].frame["item_id"].to_list() if by_name["items"].frame.height else []
+    test_ids = {i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST} if release.test_share else set()
+    files: dict[str, bytes] = {}
+    rows: dict[str, int] = {}
+    open_tables: dict[str, tuple[str, pl.DataFrame, str, str]] = {}
+    for table in sorted(tables, key=lambda t: t.name):
+        frame = table.sorted_frame()
+        if test_ids and "item_id" in frame.columns:
+            sealed = frame.filter(pl.col("item_id").is_in(list(test_ids)))
+            path = f"sealed/{table.name}.parquet.fernet.json"
+            files[path] = seal(parquet_bytes(sealed, release.canary, label), test_key, release.canary,
+                               f"{table.name}.parquet")
+            rows[path] = sealed.height
+            frame = frame.filter(~pl.col("item_id").is_in(list(test_ids)))
+        path = f"data/{table.name}.parquet"
+        files[path] = parquet_bytes(frame, release.canary, label)
+        rows[path] = frame.height
+        open_tables[table.name] = (path, frame, sha256_bytes(files[path]), table.description)
+    for name, png in sorted(plots.items()):
+        files[f"plots/{name}.png"] = png_with_canary(png, release.canary)
+    summary = ReleaseSummary(spec.name, release.version, spec.description, release.licence, release.canary,
+                             [(key, " / ".join(path)) for key, path in spec.leaves],
+                             {name: frame for name, (_, frame, _, _) in open_tables.items()}, len(test_ids))
+    files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
+    records = mcq_records(open_tables["items"][1], open_tables["options"][1])
+    files.update(export_files(records, spec.name, release.version, spec.description, release.licence, release.canary,
+                              lambda frame: parquet_bytes(frame, release.canary, label)))
+    files["spec.json"] = _json_bytes(json.loads(spec.model_dump_json()))
+    files["datasheet.md"] = datasheet(summary, len(files) + 1).encode()  # + itself (the manifest is not counted)
+    return files, rows, {"dev_items": len(item_ids) - len(test_ids), "test_items": len(test_ids)}
+
+
+def manifest_of(spec: BenchmarkSpec, files: dict[str, bytes], rows: dict[str, int], split: dict[str, int],
+                provenance: dict[str, object]) -> dict[str, object]:
+    entries = {path: {"sha256": sha256_bytes(data), "bytes": len(data), **({"rows": rows[path]} if path in rows else {})}
+               for path, data in sorted(files.items())}
+    return {"benchmark": spec.name, "version": spec.release.version, "canary": spec.release.canary,
+            "licence": spec.release.licence, "split": {"test_share": spec.release.test_share, **split},
+            "files": entries, "provenance": provenance}
+
+
+def files_digest(manifest: dict[str, object]) -> str:
+    """One hash over every file's hash: the release's content version."""
+    return sha256_bytes(json.dumps({p: e["sha256"] for p, e in manifest["files"].items()}, sort_keys=True).encode())
+
+
+def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, object]) -> None:
+    """Write the bundle atomically (a sibling temp dir renamed into place). Other versions are never touched."""
     staging = directory.with_name(directory.name + ".partial")
     if staging.exists():
         shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    files = {}
-    for table in sorted(tables, key=lambda t: t.name):
-        path = staging / f"{table.name}.parquet"
-        frame = table.frame.sort(list(table.sort_by)) if table.sort_by and table.frame.height else table.frame
-        frame.write_parquet(path, compression="zstd", compression_level=3, statistics=False,
-                            metadata={"canary": canary, "benchmark": f"{spec_name} {version}"})
-        files[path.name] = {"sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": frame.height}
-    manifest = {"benchmark": spec_name, "version": version, "canary": canary, "files": files,
-                "provenance": provenance}
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    for path, data in files.items():
+        target = staging / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    (staging / MANIFEST).write_bytes(_json_bytes(manifest))
     if directory.exists():
         shutil.rmtree(directory)
     staging.rename(directory)
-    return manifest
+
+
+def read_manifest(directory: Path) -> dict[str, object]:
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no release manifest here")
+    return json.loads(path.read_text())
 
 
 def verify_release(directory: Path) -> list[str]:
     """Problems found (empty when every file matches its recorded hash and no file is unlisted)."""
-    manifest = json.loads((directory / MANIFEST).read_text())
+    manifest = read_manifest(directory)
     problems = []
     for name, entry in manifest["files"].items():
         path = directory / name
-        if not path.exists():
+        if not path.is_file():
             problems.append(f"{name}: missing")
         elif sha256_file(path) != entry["sha256"]:
             problems.append(f"{name}: content hash differs from the manifest")
-    unlisted = {p.name for p in directory.iterdir()} - set(manifest["files"]) - {MANIFEST}
-    problems += [f"{name}: not listed in the manifest" for name in sorted(unlisted)]
+    present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
+    problems += [f"{name}: not listed in the manifest" for name in sorted(present - set(manifest["files"]) - {MANIFEST})]
     return problems
 
 
-def record_release(db: Database, spec_name: str, version: str, directory: Path, manifest: dict[str, object]) -> None:
-    """Remember the release in the system of record (the latest build of a version replaces the previous one)."""
-    from benchmark_platform.store import as_json
+def compare_files(expected: dict[str, object], actual: dict[str, object]) -> list[str]:
+    """Differences between two manifests' file maps (empty: byte-identical bundles)."""
+    a, b = expected["files"], actual["files"]
+    return ([f"{p}: missing from the rebuild" for p in sorted(set(a) - set(b))]
+            + [f"{p}: not in the original" for p in sorted(set(b) - set(a))]
+            + [f"{p}: sha256 {a[p]['sha256'][:12]} -> {b[p]['sha256'][:12]}" for p in sorted(set(a) & set(b))
+               if a[p]["sha256"] != b[p]["sha256"]])
 
-    text = json.dumps(manifest, sort_keys=True)
-    with db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("""INSERT INTO releases (spec, version, path, manifest, manifest_hash) VALUES (%s, %s, %s, %s, %s)
-                       ON CONFLICT (spec, version) DO UPDATE SET path = EXCLUDED.path, manifest = EXCLUDED.manifest,
-                         manifest_hash = EXCLUDED.manifest_hash, created_at = now()""",
-                    (spec_name, version, str(directory), as_json(manifest), hashlib.sha256(text.encode()).hexdigest()))
+
+def _items_with_options(directory: Path) -> pl.DataFrame:
+    items = pl.read_parquet(directory / "data" / "items.parquet")
+    options = pl.read_parquet(directory / "data" / "options.parquet")
+    if not items.height:
+        return pl.DataFrame({"item_id": [], "discipline": [], "content": []}, schema=[
+            ("item_id", pl.String), ("discipline", pl.String), ("content", pl.UInt64)])
+    choices = options.sort("item_id", "position").group_by("item_id").agg(choices=pl.col("text"))
+    joined = items.join(choices, on="item_id", how="left")
+    return joined.select("item_id", "discipline",
+                         content=pl.struct(pl.exclude("item_id", "discipline")).hash(seed=0))
+
+
+def diff_releases(old: Path, new: Path) -> dict[str, list[str]]:
+    """Item ids added, removed and changed (same id, different content or options) from `old` to `new`."""
+    a, b = _items_with_options(old), _items_with_options(new)
+    joined = a.join(b, on="item_id", how="inner", suffix="_new")
+    return {"added": sorted(set(b["item_id"]) - set(a["item_id"])),
+            "removed": sorted(set(a["item_id"]) - set(b["item_id"])),
+            "changed": sorted(joined.filter(pl.col("content") != pl.col("content_new"))["item_id"].to_list())}
+
+
+def list_releases(root: Path) -> list[dict[str, object]]:
+    """Every kept release under root (<spec>/<version>/manifest.json), oldest version first per spec."""
+    kept = []
+    for manifest_path in sorted(root.glob(f"*/*/{MANIFEST}")):
+        manifest = json.loads(manifest_path.read_text())
+        kept.append({"spec": manifest["benchmark"], "version": manifest["version"], "path": manifest_path.parent,
+                     "items": manifest["files"].get("data/items.parquet", {}).get("rows", 0),
+                     "sealed_items": manifest["split"]["test_items"], "files": len(manifest["files"]),
+                     "content": files_digest(manifest)[:16]})
+    return sorted(kept, key=lambda r: (r["spec"], _version_key(r["version"])))
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.removeprefix("v").split("."))

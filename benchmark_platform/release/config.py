@@ -12,3 +12,6 @@ class ReleaseConfig(BaseModel):
     licence: str
     # contamination control: a string that marks every released file, so crawled copies can be detected
     canary: str
+    # share of items sealed into the encrypted test split (0: every item is in the open dev split); sealing needs
+    # the release key (a Fernet key in the environment variable BENCHMARK_PLATFORM_RELEASE_KEY, never stored)
+    test_share: float = Field(default=0.0, ge=0.0, lt=1.0)

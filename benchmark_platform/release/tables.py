@@ -1,17 +1,20 @@
-"""The release's tables, read from the system of record. Stages add their table with one entry in RELEASE_QUERIES.
+"""The release's tables, read from the system of record. A stage adds its table with one entry in RELEASE_QUERIES.
 
-Released items are the latest audit run's survivors of each discipline: no failure from a critical agent.
+Released items are the latest audit run's survivors of each discipline: no failure from a critical agent. Every query
+takes the parameters `spec` and `critical` (names of the critical audit agents). Nothing time- or run-dependent
+(timestamps, bigserial ids, latencies) is selected, so the same database content gives the same release bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass
 
 import polars as pl
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
-from benchmark_platform.release.bundle import ReleaseTable
-from benchmark_platform.store import Database
+from benchmark_platform.store import Database, as_json
 
 _LATEST_AUDIT = """latest_audit AS (
     SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
@@ -23,41 +26,130 @@ released AS (
         SELECT 1 FROM audit_findings f WHERE f.audit_run_id = a.audit_run_id AND f.item_id = i.item_id
         AND f.severity = 'fail' AND f.agent = ANY(%(critical)s)))"""
 
-# name -> (query, sort columns)
-RELEASE_QUERIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "items": (f"""{_RELEASED} SELECT r.item_id, r.discipline, r.format, r.question, r.answer_index, r.explanation,
-                  r.difficulty, g.strategy, g.generator, g.prompt_version
-                  FROM released r LEFT JOIN generation_metadata g USING (item_id)""", ("item_id",)),
-    "options": (f"""{_RELEASED} SELECT r.item_id, o.ordinality::int - 1 AS position, o.value #>> '{{}}' AS text,
-                    (o.ordinality - 1 = r.answer_index) AS is_correct
-                    FROM released r, jsonb_array_elements(r.options) WITH ORDINALITY o""", ("item_id", "position")),
-    "item_facts": (f"""{_RELEASED} SELECT l.item_id, l.fact_id, l.role FROM released r JOIN item_facts l USING (item_id)""",
-                   ("item_id", "fact_id")),
-    "facts": (f"""{_RELEASED} SELECT DISTINCT f.fact_id, f.discipline, f.text, f.method, f.confidence, d.source_id,
-                  d.url AS document_url, d.content_hash AS document_sha256, f.span_start, f.span_end
-                  FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
-                  JOIN documents d ON d.document_id = f.document_id""", ("fact_id",)),
-    "sources": ("""SELECT s.source_id, s.title, s.publisher, s.base_url, s.tier, s.licence, s.attribution,
-                   count(d.document_id)::int AS documents
-                   FROM sources s LEFT JOIN documents d USING (source_id) WHERE s.spec = %(spec)s
-                   GROUP BY s.source_id""", ("source_id",)),
-    "audit_findings": (f"""WITH {_LATEST_AUDIT} SELECT f.item_id, f.agent, f.agent_version, f.severity,
-                          f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)""",
-                       ("item_id", "agent", "agent_version")),
+
+@dataclass(frozen=True)
+class ReleaseQuery:
+    sql: str
+    sort_by: tuple[str, ...]  # a total order of the rows, so the Parquet bytes are stable
+    description: str  # shown in the Croissant manifest and the datasheet
+
+
+@dataclass(frozen=True)
+class ReleaseTable:
+    name: str  # file stem under data/ (may contain '/', e.g. 'analyses/tiers')
+    frame: pl.DataFrame
+    sort_by: tuple[str, ...]
+    description: str
+
+    def sorted_frame(self) -> pl.DataFrame:
+        sort_by = [c for c in self.sort_by if c in self.frame.columns]
+        return self.frame.sort(sort_by, nulls_last=True) if sort_by and self.frame.height else self.frame
+
+
+RELEASE_QUERIES: dict[str, ReleaseQuery] = {
+    "items": ReleaseQuery(
+        f"""{_RELEASED} SELECT r.item_id, r.discipline, r.format, r.question, r.answer_index, r.explanation,
+            r.difficulty, g.strategy, g.generator, g.prompt_version, g.gate_result
+            FROM released r LEFT JOIN generation_metadata g USING (item_id)""",
+        ("item_id",), "Released questions: the audited survivors of every discipline, with how each was generated."),
+    "options": ReleaseQuery(
+        f"""{_RELEASED} SELECT r.item_id, o.ordinality::int - 1 AS position, o.value #>> '{{}}' AS text,
+            (o.ordinality - 1 = r.answer_index) AS is_correct
+            FROM released r, jsonb_array_elements(r.options) WITH ORDINALITY o""",
+        ("item_id", "position"), "Answer options of each item in presented order; exactly one is correct."),
+    "item_facts": ReleaseQuery(
+        f"""{_RELEASED} SELECT l.item_id, l.fact_id, l.role FROM released r JOIN item_facts l USING (item_id)""",
+        ("item_id", "fact_id"), "Which facts each item was generated from."),
+    "facts": ReleaseQuery(
+        f"""{_RELEASED} SELECT DISTINCT f.fact_id, f.discipline, f.text, f.method, f.confidence, d.source_id,
+            s.tier, s.licence, d.url AS document_url, d.content_hash AS document_sha256, f.span_start, f.span_end
+            FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
+            JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id""",
+        ("fact_id",), "Atomic facts behind the released items, each a span of a stored source document."),
+    "sources": ReleaseQuery(
+        """SELECT s.source_id, s.title, s.publisher, s.base_url, s.tier, s.licence, s.attribution,
+           count(d.document_id)::int AS documents
+           FROM sources s LEFT JOIN documents d USING (source_id) WHERE s.spec = %(spec)s
+           GROUP BY s.source_id""",
+        ("source_id",), "Sources of the benchmark with tier (1 official, 2 authoritative, 3 reliable) and licence."),
+    "licences": ReleaseQuery(
+        f"""{_RELEASED} SELECT s.licence, s.source_id, s.tier, s.attribution,
+            count(DISTINCT f.fact_id)::int AS facts, count(DISTINCT r.item_id)::int AS items
+            FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
+            JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
+            GROUP BY s.licence, s.source_id, s.tier, s.attribution""",
+        ("licence", "source_id"), "Licences of the released content: facts and items per source licence."),
+    "audit_findings": ReleaseQuery(
+        f"""WITH {_LATEST_AUDIT} SELECT f.item_id, a.discipline, f.agent, f.agent_version, f.severity,
+            f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)""",
+        ("item_id", "agent", "agent_version"), "Every audit agent's finding on every audited item (latest run)."),
+    "audit_actions": ReleaseQuery(
+        f"""WITH {_LATEST_AUDIT} SELECT f.item_id, a.discipline, 'drop' AS action,
+            string_agg(DISTINCT f.agent, ',' ORDER BY f.agent) AS reason
+            FROM audit_findings f JOIN latest_audit a USING (audit_run_id)
+            WHERE f.severity = 'fail' AND f.agent = ANY(%(critical)s) GROUP BY f.item_id, a.discipline""",
+        ("item_id", "action"), "What the audit policy did to an item (drop on a critical failure) and why."),
+    "evaluation_answers": ReleaseQuery(
+        f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,
+            a.raw_output, a.input_tokens, a.output_tokens, a.reasoning_tokens, a.cost_usd, a.retried
+            FROM evaluation_answers a JOIN evaluation_runs e USING (evaluation_run_id)
+            JOIN released r ON r.item_id = a.item_id WHERE e.spec = %(spec)s""",
+        ("model", "item_id", "sample_index"), "Each evaluated configuration's answers on the released items."),
+    "leaderboard": ReleaseQuery(
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
+           WHERE spec = %(spec)s AND grouping = 'overall'""",
+        ("rank", "model"), "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items."),
+    "accuracy_by_group": ReleaseQuery(
+        """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high FROM analysis_accuracy
+           WHERE spec = %(spec)s AND grouping <> 'overall'""",
+        ("grouping", "group_value", "model"), "Accuracy (%) with bootstrap 95% CI per item group and configuration."),
 }
+
+_ANALYSES = "SELECT name, row FROM analysis_tables WHERE spec = %(spec)s ORDER BY name, row_index"
+_PLOTS = "SELECT name, png FROM analysis_plots WHERE spec = %(spec)s ORDER BY name"
+
+
+def query_params(spec_name: str) -> dict[str, object]:
+    return {"spec": spec_name, "critical": [a.name for a in DETERMINISTIC_AGENTS if a.critical]}
 
 
 def read_release_tables(db: Database, spec_name: str) -> list[ReleaseTable]:
-    params = {"spec": spec_name, "critical": [a.name for a in DETERMINISTIC_AGENTS if a.critical]}
+    """Every registered table, then one table per stored analysis (`analyses/<name>`), in a stable order."""
+    params = query_params(spec_name)
     tables = []
-    for name, (sql, sort_by) in RELEASE_QUERIES.items():
-        rows = db.query(sql, params)
-        frame = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
-        tables.append(ReleaseTable(name, frame, sort_by))
+    for name, query in RELEASE_QUERIES.items():
+        tables.append(ReleaseTable(name, _read(db, query.sql, params), query.sort_by, query.description))
+    analyses: dict[str, list[dict]] = {}
+    for row in db.query(_ANALYSES, params):
+        analyses.setdefault(row["name"], []).append(row["row"])
+    for name, rows in analyses.items():  # rows keep the analysis' own order: no re-sorting
+        tables.append(ReleaseTable(f"analyses/{name}", pl.DataFrame(rows, infer_schema_length=None), (),
+                                   f"Analysis table '{name}' of the analysis stage."))
     return tables
 
 
-def spec_fingerprint(spec_json: str) -> str:
-    import hashlib
+def read_plots(db: Database, spec_name: str) -> dict[str, bytes]:
+    return {row["name"]: bytes(row["png"]) for row in db.query(_PLOTS, query_params(spec_name))}
 
+
+def _read(db: Database, sql: str, params: dict[str, object]) -> pl.DataFrame:
+    """The query's rows as a frame; an empty result keeps the query's column names."""
+    with db.connect() as conn, conn.cursor() as cur:
+        cur.execute(sql, params)
+        columns = [c.name for c in cur.description]
+        rows = cur.fetchall()
+    return pl.DataFrame(rows, schema=columns, orient="row", infer_schema_length=None)
+
+
+def spec_fingerprint(spec_json: str) -> str:
     return hashlib.sha256(json.dumps(json.loads(spec_json), sort_keys=True).encode()).hexdigest()
+
+
+def record_release(db: Database, spec_name: str, version: str, directory: str, manifest: dict[str, object]) -> None:
+    """Remember the release in the system of record (the latest build of a version replaces the previous one)."""
+    text = json.dumps(manifest, sort_keys=True)
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("""INSERT INTO releases (spec, version, path, manifest, manifest_hash) VALUES (%s, %s, %s, %s, %s)
+                       ON CONFLICT (spec, version) DO UPDATE SET path = EXCLUDED.path, manifest = EXCLUDED.manifest,
+                         manifest_hash = EXCLUDED.manifest_hash, created_at = now()""",
+                    (spec_name, version, directory, as_json(manifest), hashlib.sha256(text.encode()).hexdigest()))

@@ -19,7 +19,7 @@ from scipy import optimize, stats
 
 Transform = Literal["identity", "tanh", "cubic"]
 Aggregator = Literal["min", "mean", "max", "sum_plus_noise"]
-_G = {"identity": lambda q: q, "tanh": np.tanh, "cubic": lambda q: q + q**3 / 3.0}
+_TRANSFORMS = {"identity": lambda q: q, "tanh": np.tanh, "cubic": lambda q: q + q**3 / 3.0}
 
 
 class GameParams(BaseModel):
@@ -48,7 +48,7 @@ class GameParams(BaseModel):
 
 def _scores(p: GameParams, high: np.ndarray, z: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q = np.where(high, p.mu_high, p.mu_low) + p.sigma_q * z
-    return q, _G[p.transform](q) + eps
+    return q, _TRANSFORMS[p.transform](q) + eps
 
 
 def _bonus_won(mine: np.ndarray, theirs: np.ndarray, tau: float) -> np.ndarray:

@@ -209,8 +209,11 @@ def settle_partition(db: Database, spec: str, discipline: str, policy: ReviewPol
     """Settle every fully rated round of the partition: top up the audit sample, replace the partition's ledger,
     and take reviewers with too many flawed audited approvals off the whitelist; one transaction."""
     ratings = _ratings(db, spec, discipline)
-    validations = {(r["item_id"], r["round"]): r["reference"] for r in db.query("SELECT * FROM review_validations")}
-    committee = {(r["item_id"], r["round"]): Decision(r["decision"]) for r in db.query("SELECT * FROM review_committee_decisions")}
+    mine = "item_id IN (SELECT item_id FROM items WHERE spec = %s AND discipline = %s)"
+    validations = {(r["item_id"], r["round"]): r["reference"]
+                   for r in db.query(f"SELECT * FROM review_validations WHERE {mine}", (spec, discipline))}
+    committee = {(r["item_id"], r["round"]): Decision(r["decision"])
+                 for r in db.query(f"SELECT * FROM review_committee_decisions WHERE {mine}", (spec, discipline))}
     audits = {(r["item_id"], r["round"]): r["flawed"] for r in db.query(
         "SELECT item_id, round, flawed FROM review_audits WHERE spec = %s AND discipline = %s", (spec, discipline))}
     outcomes, new_audits = [], []

@@ -64,7 +64,7 @@ def _truth(rng: np.random.Generator, flawed: bool) -> dict[str, int]:
 
 def _review(rng: np.random.Generator, truth: dict[str, int], high: bool) -> dict[str, int]:
     noise = rng.normal(0, 0.3 if high else 0.8, len(RUBRICS))
-    waved = ~high & (rng.random(len(RUBRICS)) < 0.8)
+    waved = np.logical_and(not high, rng.random(len(RUBRICS)) < 0.8)
     raw = np.where(waved, SCORE_MAX, np.array(list(truth.values())) + noise)
     return dict(zip(RUBRICS, map(int, np.clip(np.rint(raw), SCORE_MIN, SCORE_MAX))))
 

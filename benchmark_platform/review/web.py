@@ -45,7 +45,7 @@ class SecurityHeaders(BaseHTTPMiddleware):
             "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
             "X-Frame-Options": "DENY",
             "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer",
+            "Referrer-Policy": "same-origin",  # "no-referrer" would make browsers send Origin: null on our own POSTs
             "Cache-Control": "no-store",
         })
         return response

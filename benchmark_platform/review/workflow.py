@@ -35,7 +35,9 @@ def bonus_award(scores: Mapping[str, float], policy: ReviewPolicy) -> dict[str, 
     if best < policy.tau:
         return {}
     winners = sorted(r for r, s in scores.items() if s == best)
-    return {r: policy.bonus / len(winners) for r in winners}
+    cents = round(policy.bonus * 100)
+    share, odd = divmod(cents, len(winners))  # whole cents: the split never pays more than B
+    return {r: (share + (k < odd)) / 100 for k, r in enumerate(winners)}
 
 
 def select_audits(approved_item_ids: Iterable[str], rate: float, seed: int, already: Iterable[str] = ()) -> list[str]:

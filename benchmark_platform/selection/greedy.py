@@ -121,8 +121,8 @@ class _State:
             left = self.counts.copy()
             np.subtract.at(left, p.strata[drop], 1)
             left[h] += 1
-            if (left < np.minimum(self.counts, p.lower)).any():
-                continue
+            if left[h] <= self.counts[h] or (left < np.minimum(self.counts, p.lower)).any():
+                continue  # a swap must shorten the deficit of h without opening another
             members = [q for q in self.order if q not in drop] + [int(c)]
             value = p.value(np.array(members))
             if best is None or value > best[0]:
@@ -165,9 +165,8 @@ def select_greedy(problem: SelectionProblem, *, lazy: bool = True, bound_checkpo
             if not masked.size or masked[q] == -np.inf:
                 state.repair()
                 repairs += 1
-                step += 1
-                continue
-            state.add(q, float(gains[q]))
+            else:
+                state.add(q, float(gains[q]))
             step += 1
             continue
         if step and step % every == 0:
@@ -191,8 +190,6 @@ def select_greedy(problem: SelectionProblem, *, lazy: bool = True, bound_checkpo
             heapq.heapify(heap)
             fresh[:] = step + 1
         step += 1
-        if repairs > k:
-            raise InfeasibleSelectionError("", f"repairs did not converge after {repairs} swaps")
     upper_bound = min(upper_bound, state.bound(state.all_gains()))
 
     selected = np.array(state.order, dtype=np.int64)

@@ -96,9 +96,11 @@ class EmbeddedPostgres:
 
     def _run(self, exe: str, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         user = _server_user()
+        # drop root's group too: with gid 0 the group bits of root-owned directories (often ---) would apply
+        identity = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []} if user else {}
         result = subprocess.run(
             [str(_postgres_bin_dir() / exe), *args], capture_output=True, text=True,
-            user=user, cwd="/" if user else None, env={**os.environ, "LC_ALL": "C"},
+            cwd="/" if user else None, env={**os.environ, "LC_ALL": "C"}, **identity,
         )
         if check and result.returncode != 0:
             raise RuntimeError(f"{exe} {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
@@ -115,8 +117,9 @@ class EmbeddedPostgres:
             path.chmod(0o700)
         # every parent must be traversable by the server user
         for parent in path.parents:
-            if parent.stat().st_mode & 0o001 == 0 and parent != Path("/"):
-                parent.chmod(parent.stat().st_mode | 0o001)
+            mode = parent.stat().st_mode
+            if not mode & 0o001 and parent != Path("/"):
+                parent.chmod(mode | 0o001)
 
 
 def _postgres_bin_dir() -> Path:

@@ -10,8 +10,8 @@ import pytest
 
 from benchmark_platform.evaluation import (
     AnswerProtocol,
-    ChatReply,
-    ChatRequest,
+    AnswerReply,
+    AnswerRequest,
     EvalItem,
     evaluate_by_likelihood,
     evaluate_generative,
@@ -28,21 +28,31 @@ ITEMS = [
 ]
 
 
-class ScriptedChat:
-    """Fixed replies per (question, retry?) and a record of every request."""
+class ScriptedSlate:
+    """Fixed replies per (question, retry?), scripted log-likelihoods, and a record of every batch."""
 
-    def __init__(self, replies: dict[tuple[str, bool], str | None], fail_on: str | None = None) -> None:
-        self.replies, self.fail_on, self.requests = replies, fail_on, []
+    def __init__(self, replies: dict[tuple[str, bool], str | None] | None = None, fail_on: str | None = None,
+                 logliks: list[float] | None = None) -> None:
+        self.replies, self.fail_on, self.logliks, self.batches = replies or {}, fail_on, logliks, []
 
-    async def __call__(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        system, user = request.messages[0][1], request.messages[1][1]
-        if self.fail_on and self.fail_on in user:
-            raise RuntimeError("provider gave up after retries")
-        retry = system.startswith("You MUST")
-        question = user.splitlines()[0]
-        return ChatReply(text=self.replies[(question, retry)], input_tokens=40, output_tokens=1,
-                         latency_s=0.2 if not retry else 0.4, cost_usd=1e-5)
+    async def answer(self, model: str, requests: Sequence[AnswerRequest]) -> list[AnswerReply]:
+        self.batches.append(list(requests))
+        replies = []
+        for request in requests:
+            system, user = request.messages[0][1], request.messages[1][1]
+            if self.fail_on and self.fail_on in user:
+                raise RuntimeError("provider gave up after retries")
+            retry = system.startswith("You MUST")
+            replies.append(AnswerReply(text=self.replies[(user.splitlines()[0], retry)], input_tokens=40,
+                                       output_tokens=1, latency_s=0.4 if retry else 0.2, cost_usd=1e-5))
+        return replies
+
+    async def loglikelihoods(self, model: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.batches.append(list(pairs))
+        return self.logliks[: len(pairs)]
+
+    def family(self, model: str) -> str | None:
+        return "scripted"
 
 
 @pytest.mark.parametrize(
@@ -62,19 +72,19 @@ def test_protocol_is_the_five_stops() -> None:
 
 
 def test_generative_evaluation_retries_once_then_records_unparsed() -> None:
-    chat = ScriptedChat({
+    slate = ScriptedSlate({
         ("Where is Chablis?", False): "A",
         ("Where is Vouvray?", False): "Loire", ("Where is Vouvray?", True): "B",
         ("Where is Condrieu?", False): "Rhône", ("Where is Condrieu?", True): "Rhône",
     })
-    frame = asyncio.run(evaluate_generative(ITEMS, model="m", chat=chat, logit_bias=True))
+    frame = asyncio.run(evaluate_generative(ITEMS, model="m", slate=slate, logit_bias=True))
     assert frame.select("item_id", "prediction", "correct", "retried").rows() == [
         ("q1", "A", True, False),
         ("q2", "B", True, True),
         ("q3", None, False, True),
     ]
-    assert len(chat.requests) == 5
-    first = chat.requests[0]
+    assert [len(batch) for batch in slate.batches] == [3, 2]  # one batch of first attempts, one of retries
+    first = slate.batches[0][0]
     assert first.max_tokens == 5 and first.stop == ("\n\n", ".", " ", ":")
     assert first.letter_logit_bias == {"A": 5.0, "B": 5.0, "C": 5.0, "D": 5.0}
     assert first.messages[1][1].endswith("A. Burgundy\nB. Loire\nC. Rhône\nD. Alsace")
@@ -85,30 +95,30 @@ def test_generative_evaluation_retries_once_then_records_unparsed() -> None:
 
 
 def test_avg_at_k_keeps_one_row_per_sample_and_sends_the_sample_index() -> None:
-    chat = ScriptedChat({(item.question, False): item.answer for item in ITEMS})
-    frame = asyncio.run(evaluate_generative(ITEMS, model="m", chat=chat, k=4))
+    slate = ScriptedSlate({(item.question, False): item.answer for item in ITEMS})
+    frame = asyncio.run(evaluate_generative(ITEMS, model="m", slate=slate, k=4))
     assert frame.height == 12 and frame["correct"].all()
-    assert sorted({r.sample for r in chat.requests}) == [0, 1, 2, 3]
+    assert [r.sample for r in slate.batches[0]] == [0, 1, 2, 3] * 3
 
 
 def test_a_failed_call_fails_the_whole_evaluation() -> None:
-    chat = ScriptedChat({(item.question, False): item.answer for item in ITEMS}, fail_on="Vouvray")
+    slate = ScriptedSlate({(item.question, False): item.answer for item in ITEMS}, fail_on="Vouvray")
     with pytest.raises(RuntimeError, match="gave up"):
-        asyncio.run(evaluate_generative(ITEMS, model="m", chat=chat))
+        asyncio.run(evaluate_generative(ITEMS, model="m", slate=slate))
 
 
 def test_likelihood_scoring_with_and_without_length_normalisation() -> None:
-    def scorer(prompt: str, continuations: Sequence[str]) -> list[float]:
-        assert prompt.startswith("Question: ") and prompt.endswith("\nAnswer:")
-        return [-4.0, -3.0, -9.0, -8.9][: len(continuations)]  # " Loire" wins raw; " Alsace" per character
-
-    raw = evaluate_by_likelihood(ITEMS[:2], model="local", scorer=scorer)
+    # " Loire" wins on raw log-likelihood for both items; per character " Burgundy" wins the first
+    slate = ScriptedSlate(logliks=[-4.0, -3.0, -9.0, -8.9] * 2)
+    raw = asyncio.run(evaluate_by_likelihood(ITEMS[:2], model="local", slate=slate))
     assert raw["prediction"].to_list() == ["B", "B"] and raw["correct"].to_list() == [False, True]
-    per_char = evaluate_by_likelihood(ITEMS[:1], model="local", scorer=lambda p, c: [-6.0, -6.0, -9.0, -6.5],
-                                      normalise="chars")
+    assert slate.batches[0][:2] == [("Question: Where is Chablis?\nAnswer:", " Burgundy"),
+                                    ("Question: Where is Chablis?\nAnswer:", " Loire")]
+    per_char = asyncio.run(evaluate_by_likelihood(ITEMS[:1], model="local", normalise="chars",
+                                                  slate=ScriptedSlate(logliks=[-6.0, -6.0, -9.0, -6.5])))
     assert per_char["prediction"].to_list() == ["A"]  # -6/9 beats -6/6
-    with pytest.raises(ValueError, match="item q1: scorer returned"):
-        evaluate_by_likelihood(ITEMS[:1], model="local", scorer=lambda p, c: [0.0])
+    with pytest.raises(ValueError, match="model local: 1 finite log-likelihoods expected 4"):
+        asyncio.run(evaluate_by_likelihood(ITEMS[:1], model="local", slate=ScriptedSlate(logliks=[0.0])))
 
 
 def test_random_baseline_is_seeded_order_free_and_near_chance(shared_data: Path) -> None:

@@ -14,7 +14,7 @@ from benchmark_platform.ingest.fetch import FetchError, LiveFetcher
 from benchmark_platform.ingest.records import Document, Rejection, record_fields
 from benchmark_platform.ingest.run import ingest_source, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
-from benchmark_platform_tests.ingest.conftest import Loopback, Reply
+from benchmark_platform_tests.ingest.loopback import Loopback, Reply
 
 COMMON = {"title": "t", "publisher": "p", "homepage": "https://example.org/", "tier": 1, "licence": "CC0-1.0",
           "attribution": "a"}

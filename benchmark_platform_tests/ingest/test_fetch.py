@@ -9,7 +9,7 @@ import pytest
 from benchmark_platform.ingest.fetch import (FetchError, FetchPolicy, LiveFetcher, NetworkForbidden, ReplayFetcher,
                                              ReplayMiss, forbid_network)
 from benchmark_platform.ingest.snapshot import SnapshotStore
-from benchmark_platform_tests.ingest.conftest import Loopback, Reply
+from benchmark_platform_tests.ingest.loopback import Loopback, Reply
 
 CP1252_ROW = "Côtes du Rhône;Châteauneuf-du-Pape;rosé\n".encode("cp1252")
 

@@ -152,8 +152,7 @@ def test_a_failure_while_storing_leaves_the_previous_partition_intact(replayed, 
 def test_dagster_asset_materialises_a_source_partition_with_passing_checks(wine_spec, fresh_database):
     database = Database(fresh_database("bp_ingest_dg"))
     migrate(database)
-    defs = build_defs(wine_spec)
-    asset = defs.resolve_assets_def(dg.AssetKey([wine_spec.name, "source_documents"]))
+    [asset] = build_defs(wine_spec).assets
     result = dg.materialize([asset], partition_key="douane_harvest_2016",
                             resources={"database": DatabaseResource(url=database.url), "fetcher": SourceFetcher()})
     assert result.success

@@ -62,16 +62,24 @@ def test_transient_faults_are_retried(serve, run):
     assert server.server.faults_served == {"429": 2, "500": 1, "malformed": 1, "truncated": 1, "timeout": 1}
 
 
-def test_persistent_failure_is_an_error_and_opens_the_circuit(serve, run):
+def test_retries_run_out_into_an_error(serve, run):
     tag = uuid.uuid4().hex
     server = serve(Script(rules=[Rule(match=tag, reply="never", faults=["500"] * 50)]))
-    m = scripted_model(server.base_url, max_concurrency=1)
-    settings = GatewaySettings(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02, breaker_failures=3,
-                               breaker_cooldown_s=60)
-    results, totals = run([m], [ask(f"{tag} {i}") for i in range(4)], settings=settings)
+    settings = GatewaySettings(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02)
+    results, _ = run([scripted_model(server.base_url)], [ask(tag)], settings=settings)
     assert results[0].status == "error" and results[0].retries == 2 and "HTTP 500" in results[0].error
-    assert {r.status for r in results[1:]} == {"circuit_open"}
-    assert server.server.calls == 3, "an open circuit sends nothing"
+    assert server.server.calls == 3
+
+
+def test_a_failing_provider_opens_the_circuit(serve, run):
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=tag, reply="never", faults=["500"] * 50)]))
+    settings = GatewaySettings(max_retries=5, backoff_base_s=0.01, backoff_max_s=0.02, breaker_failures=3,
+                               breaker_cooldown_s=60)
+    m = scripted_model(server.base_url, max_concurrency=1)
+    results, totals = run([m], [ask(f"{tag} {i}") for i in range(6)], settings=settings)
+    assert {r.status for r in results} == {"circuit_open"}
+    assert server.server.calls == 3, "once open, the circuit sends nothing"
 
 
 def test_client_errors_are_not_retried(serve, run):
@@ -83,14 +91,14 @@ def test_client_errors_are_not_retried(serve, run):
 
 def test_cost_cap_stops_before_it_is_exceeded(serve, run):
     server = serve(Script(default_reply="B"))
-    prices = Prices(input_per_m=1000.0, output_per_m=2000.0)  # ~ $0.1-0.3 per call
+    prices = Prices(output_per_m=100_000.0)  # $0.10 per output token: a call may cost $1, costs $0.10
     m = scripted_model(server.base_url, prices=prices, max_tokens=10, max_concurrency=2)
     tag = uuid.uuid4().hex
-    settings = GatewaySettings(cost_cap_usd=1.0, backoff_base_s=0.01)
+    settings = GatewaySettings(cost_cap_usd=3.0, backoff_base_s=0.01)
     results, totals = run([m], [ask(f"{tag} {i}") for i in range(40)], settings=settings)
     statuses = [r.status for r in results]
     assert "cost_cap" in statuses and statuses.count("ok") >= 1
-    assert totals.cost_usd <= 1.0 and totals.stopped_by_cost_cap
+    assert totals.cost_usd <= 3.0 and totals.stopped_by_cost_cap
     assert server.server.calls == statuses.count("ok")
 
 

@@ -71,10 +71,10 @@ def test_release_drops_items_failing_a_critical_audit(built):
     db, spec, [(_, release_dir), _] = built
     import polars as pl
 
-    released = set(pl.read_parquet(release_dir / "items.parquet")["item_id"])
+    released = set(pl.read_parquet(release_dir / "data" / "items.parquet")["item_id"])
     failed = {r["item_id"] for r in db.query(
         """SELECT DISTINCT f.item_id FROM audit_findings f JOIN audit_runs r USING (audit_run_id)
            WHERE r.spec = %s AND f.severity = 'fail'""", (spec.name,))}
     assert released and not (released & failed)
-    options = pl.read_parquet(release_dir / "options.parquet")
+    options = pl.read_parquet(release_dir / "data" / "options.parquet")
     assert options.group_by("item_id").agg(pl.col("is_correct").sum())["is_correct"].to_list() == [1] * len(released)

@@ -110,21 +110,3 @@ def spec_for(world: World, **review: object) -> BenchmarkSpec:
         "release": {"version": "v0.1", "licence": "CC0-1.0", "canary": "test"},
     })
 
-
-# TEMP-LOCAL-OVERRIDE (remove before hand-off): works around the root conftest's CREATE DATABASE inside `with conn`.
-@pytest.fixture(scope="session")
-def db(server_url):
-    import psycopg2
-
-    from benchmark_platform.store import migrate
-    from benchmark_platform_tests.conftest import with_database
-
-    name = f"bp_review_{uuid.uuid4().hex[:10]}"
-    conn = psycopg2.connect(with_database(server_url, "postgres"))
-    conn.autocommit = True
-    conn.cursor().execute(f'CREATE DATABASE "{name}"')
-    database = Database(with_database(server_url, name))
-    migrate(database)
-    yield database
-    conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    conn.close()

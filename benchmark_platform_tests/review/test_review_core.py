@@ -55,6 +55,8 @@ def test_bonus_goes_to_the_higher_score_only_above_the_bar_and_ties_split():
     assert bonus_award({"a": 0.9, "b": 0.85}, POLICY) == {"a": 20}
     assert bonus_award({"a": 0.79, "b": 0.5}, POLICY) == {}  # a low-quality winner forfeits it
     assert bonus_award({"a": 0.9, "b": 0.9}, POLICY) == {"a": 10, "b": 10}
+    odd = POLICY.model_copy(update={"bonus": 6.79})
+    assert bonus_award({"a": 0.9, "b": 0.9}, odd) == {"a": 3.40, "b": 3.39}  # whole cents, never more than B
 
 
 def test_audit_sample_meets_the_rate_and_only_tops_up():

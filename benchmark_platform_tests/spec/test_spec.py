@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from benchmark_platform.spec import SpecError, load_spec
+from benchmark_platform.spec.loader import _IncludeLoader
 
 
 def test_bundled_specs_load_with_their_partitions():
@@ -16,7 +17,10 @@ def test_bundled_specs_load_with_their_partitions():
 
 
 def _write(tmp_path: Path, mutate) -> Path:
-    raw = yaml.safe_load((Path(load_spec("wine").directory) / "spec.yaml").read_text())
+    """The wine spec with its !includes resolved, changed by `mutate`, written to a temporary file."""
+    spec_file = Path(load_spec("wine").directory) / "spec.yaml"
+    with spec_file.open() as handle:
+        raw = yaml.load(handle, _IncludeLoader)  # noqa: S506 - SafeLoader subclass
     mutate(raw)
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(raw))

@@ -1,11 +1,14 @@
 """Evaluation: per discipline, the answers of the random baseline, of imported result files and of the model slate
-(through the LLM gateway, resource `llm_gateway`, when the spec has a slate), with per-call telemetry."""
+(through the LLM gateway, when the spec has a slate), with per-answer telemetry.
+
+The slate needs a resource `llm_gateway` with a method `gateway(run_id) -> benchmark_platform.llm.gateway.Gateway`
+(not yet entered): each partition's slate runs inside one gateway session.
+"""
 
 import asyncio
 import hashlib
 import json
-import time
-from collections.abc import Callable
+from typing import Protocol
 
 import dagster as dg
 import polars as pl
@@ -14,18 +17,24 @@ from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.evaluation import (
     AnswerProtocol,
+    EvalItem,
     ModelSlate,
     evaluate_by_likelihood,
     evaluate_generative,
     random_baseline,
     telemetry_summary,
 )
+from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
 from benchmark_platform.evaluation.persist import EvaluationRun, load_eval_items, spec_item_disciplines, store_runs
+from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 
 BASELINE = "random-baseline"
-PROMPTS = ("single_letter_system.txt", "single_letter_retry.txt")
+
+
+class GatewayFactory(Protocol):
+    def gateway(self, run_id: str) -> Gateway: ...
 
 
 def _code_version(spec: BenchmarkSpec) -> str:
@@ -36,51 +45,52 @@ def _code_version(spec: BenchmarkSpec) -> str:
     return "evaluation-1-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
-def _progress(log: dg.DagsterLogManager, model: str) -> Callable[[int, int], None]:
-    start = time.monotonic()
-
-    def report(done: int, total: int) -> None:
-        if done == total or done % max(1, total // 20) == 0:
-            rate = done / max(time.monotonic() - start, 1e-9)
-            log.info(f"{model}: {done}/{total} answers, {rate:.1f}/s, ETA {(total - done) / rate:.0f} s")
-
-    return report
-
-
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    families = {m.name: m.family for m in getattr(spec, "models", [])}  # the gateway's model configs, when declared
     slate = spec.evaluation.slate
 
     @dg.asset(key=key(spec, "evaluation_answers"), partitions_def=discipline_partitions(spec), group_name="evaluation",
               deps=[key(spec, "audit_findings")], code_version=_code_version(spec),
-              required_resource_keys={"llm_gateway"} if slate else set(),
+              required_resource_keys={"database", "llm_gateway"} if slate else {"database"},
               description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
                           "five-stop single-letter protocol), with tokens, latency and cost per answer.")
-    def evaluation_answers(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        database: DatabaseResource = context.resources.database
         discipline, db = context.partition_key, database.db
         items = load_eval_items(db, spec.name, discipline)
-        if not items:
-            raise dg.Failure(f"{spec.name}/{discipline}: no items to evaluate; materialise items first")
+        if not items:  # a discipline whose sources yielded no item: nothing to evaluate, nothing stale kept
+            store_runs(db, spec.name, discipline, [])
+            context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
+            return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
         k = spec.evaluation.random_baseline_samples
         runs = [EvaluationRun(BASELINE, "baseline", {"k": k, "seed": spec.seed},
                               random_baseline(items, seed=spec.seed, k=k, model=BASELINE))]
         runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
-        gateway: ModelSlate | None = context.resources.llm_gateway if slate else None
-        for entry in slate:
-            settings = entry.model_dump(mode="json") | {"family": families.get(entry.model)}
-            if entry.scoring == "likelihood":
-                answers = evaluate_by_likelihood(items, model=entry.model, scorer=gateway.option_scorer(entry.model),
-                                                 progress=_progress(context.log, entry.model))
-            else:
-                answers = asyncio.run(evaluate_generative(
-                    items, model=entry.model, chat=gateway.chat_model(entry.model), k=entry.k,
-                    logit_bias=entry.logit_bias, progress=_progress(context.log, entry.model)))
-            runs.append(EvaluationRun(entry.model, "model", settings, answers))
+        gateway_totals = {}
+        if slate:
+            factory: GatewayFactory = context.resources.llm_gateway
+            gateway = factory.gateway(context.run.run_id)
+            runs += asyncio.run(_slate_runs(spec, items, gateway))
+            gateway_totals = {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
         stored = store_runs(db, spec.name, discipline, runs)
         context.log.info(f"{discipline}: {len(items)} items, answers per configuration {stored}")
-        return dg.MaterializeResult(metadata=_metadata(spec, items, runs))
+        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | counts_metadata(**gateway_totals))
 
     return dg.Definitions(assets=[evaluation_answers])
+
+
+async def _slate_runs(spec: BenchmarkSpec, items: list[EvalItem], gateway: Gateway) -> list[EvaluationRun]:
+    runs = []
+    async with gateway:
+        slate: ModelSlate = GatewaySlate(gateway)
+        for entry in spec.evaluation.slate:
+            if entry.scoring == "likelihood":
+                answers = await evaluate_by_likelihood(items, model=entry.model, slate=slate)
+            else:
+                answers = await evaluate_generative(items, model=entry.model, slate=slate, k=entry.k,
+                                                    logit_bias=entry.logit_bias)
+            settings = entry.model_dump(mode="json") | {"family": slate.family(entry.model)}
+            runs.append(EvaluationRun(entry.model, "model", settings, answers))
+    return runs
 
 
 def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) -> list[EvaluationRun]:
@@ -109,10 +119,6 @@ def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> di
     }
     telemetry = [run.answers for run in runs if run.kind == "model"]
     if telemetry:
-        summary = telemetry_summary(pl.concat(telemetry, how="diagonal_relaxed"))
-        metadata["telemetry"] = dg.MetadataValue.md(markdown_table(summary, digits=4))
-        metadata.update(counts_metadata(cost_usd=float(summary["cost_usd"].sum()),
-                                        input_tokens=int(summary["input_tokens"].sum()),
-                                        output_tokens=int(summary["output_tokens"].sum()),
-                                        reasoning_tokens=int(summary["reasoning_tokens"].sum())))
+        summary = telemetry_summary(pl.concat(telemetry))
+        metadata["telemetry per configuration"] = dg.MetadataValue.md(markdown_table(summary, digits=4))
     return metadata

@@ -1,35 +1,93 @@
-"""Facts: per discipline, atomic facts extracted from every stored document of the spec's sources."""
+"""Facts: per source, candidates through the five filters (fact_candidates); per discipline, facts with
+near-duplicates removed and a quality report (facts)."""
+
+import hashlib
+import time
 
 import dagster as dg
 
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.facts.extract import extract_prose, extract_structured
-from benchmark_platform.facts.persist import load_source_texts, store_facts
+from benchmark_platform.defs.common import (DatabaseResource, counts_metadata, discipline_partitions, key,
+                                            source_partitions)
+from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.facts.build import extract, quality_report, select
+from benchmark_platform.facts.persist import (load_candidates, load_documents, load_rejections, store_extraction,
+                                              store_facts)
 from benchmark_platform.spec import BenchmarkSpec
+
+
+def _code_version(spec: BenchmarkSpec, stage: str) -> str:
+    """Changes with the facts section of the spec (thresholds, lexicons, gazetteer files, templates)."""
+    digest = hashlib.sha256(spec.facts.model_dump_json().encode())
+    for gazetteer in spec.facts.gazetteers:
+        digest.update((spec.directory / gazetteer.path).read_bytes())
+    return f"facts-{stage}-2-{digest.hexdigest()[:12]}"
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
+    tiers = {source.id: source.tier for source in spec.sources}
+    candidates_key = key(spec, "fact_candidates")
 
-    @dg.asset(key=key(spec, "facts"), partitions_def=discipline_partitions(spec), group_name="facts",
-              deps=[dg.AssetDep(key(spec, "source_documents"), partition_mapping=dg.AllPartitionMapping())],
-              code_version="facts-basic-1",
-              description="Atomic, source-anchored facts (document + character span) of one discipline.")
-    def facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        texts = load_source_texts(database.db, [s.id for s in spec.sources])
-        extraction = extract_prose(texts, spec.facts)
-        for text in texts:
-            structured = extract_structured(text, spec.facts.templates)
-            extraction.facts += structured.facts
-            extraction.rejected += structured.rejected
-        mine = [f for f in extraction.facts if f.discipline == discipline]
-        counts = store_facts(database.db, spec.name, discipline, mine)
-        context.log.info(f"{discipline}: {len(mine)} facts from {len(texts)} documents")
+    @dg.asset(key=candidates_key, partitions_def=source_partitions(spec), group_name="facts",
+              deps=[key(spec, "source_documents")], code_version=_code_version(spec, "candidates"),
+              description="Atomic fact candidates of one source through the five filters of OenoBench B.1 (sentence "
+                          "and conjunction split, reference resolution, domain classification, length/predicate "
+                          "validation, on-topic), plus templated facts of structured records; every rejection "
+                          "stored with its stage and reason.")
+    def fact_candidates(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        source_id = context.partition_key
+        documents = load_documents(database.db, [source_id])
+        started = time.perf_counter()
+        extraction = extract(documents, spec.facts, spec.directory)
+        seconds = time.perf_counter() - started
+        store_extraction(database.db, spec.name, source_id, extraction)
+        by_stage: dict[str, int] = {}
+        for rejection in extraction.rejections:
+            by_stage[rejection.stage] = by_stage.get(rejection.stage, 0) + 1
+        by_discipline: dict[str, int] = {}
+        for candidate in extraction.candidates:
+            by_discipline[candidate.discipline] = by_discipline.get(candidate.discipline, 0) + 1
+        context.log.info(f"{source_id}: {len(documents)} documents, {extraction.sentences} sentences, "
+                         f"{len(extraction.candidates)} candidates, {len(extraction.rejections)} rejected "
+                         f"in {seconds:.1f} s")
         return dg.MaterializeResult(metadata={
-            **counts_metadata(**counts, documents=len(texts)),
-            "rejections (all disciplines)": dg.MetadataValue.json(dict(extraction.rejected.most_common())),
+            **counts_metadata(documents=len(documents), sentences=extraction.sentences,
+                              sentences_per_s=round(extraction.sentences / seconds, 1) if seconds else 0.0,
+                              candidates=len(extraction.candidates), rejected=len(extraction.rejections)),
+            "rejected by stage": dg.MetadataValue.json(by_stage),
+            "candidates by discipline": dg.MetadataValue.json(by_discipline),
         })
 
-    return dg.Definitions(assets=[facts])
+    @dg.asset(key=key(spec, "facts"), partitions_def=discipline_partitions(spec), group_name="facts",
+              deps=[dg.AssetDep(candidates_key, partition_mapping=dg.AllPartitionMapping())],
+              code_version=_code_version(spec, "facts"),
+              description="Atomic, entity-linked facts of one discipline, each anchored to a document span; "
+                          "near-duplicates (cosine >= the spec's threshold) removed; quality report per source.")
+    def facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+        if spec.facts.paraphrase_model is not None:
+            raise dg.Failure(f"facts.paraphrase_model {spec.facts.paraphrase_model!r} is set, but the facts asset "
+                             "has no LLM gateway wired in; unset it to keep the validated sentences")
+        discipline = context.partition_key
+        candidates = load_candidates(database.db, spec.name, discipline)
+        embedder = StaticEmbedder()
+        fact_set = select(candidates, spec.facts, embedder.encode, tiers)
+        report = quality_report(discipline, fact_set, load_rejections(database.db, spec.name, discipline), tiers)
+        counts = store_facts(database.db, spec.name, discipline, fact_set, report)
+        context.log.info(f"{discipline}: {counts['facts']} facts from {len(candidates)} candidates, "
+                         f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}")
+        return dg.MaterializeResult(metadata={
+            **counts_metadata(candidates=len(candidates), **counts, guarded_pairs=fact_set.guarded_pairs),
+            "text mode": fact_set.text_mode, "embedder": f"{embedder.name} {embedder.version}",
+            "quality report": dg.MetadataValue.md(_report_markdown(report)),
+        })
+
+    return dg.Definitions(assets=[fact_candidates, facts])
+
+
+def _report_markdown(rows: list) -> str:
+    lines = ["| source | tier | facts | 31-50 words | mean words | with entities | duplicates | rejected |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.source_id} | {r.tier} | {r.facts} | {r.reduced_confidence} | {r.words_mean} | "
+              f"{r.with_entities} | {r.duplicates_removed} | {r.rejected} |" for r in rows]
+    return "\n".join(lines)

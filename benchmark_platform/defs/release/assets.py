@@ -1,4 +1,8 @@
-"""Release: one versioned bundle over the audited items of every discipline (not partitioned)."""
+"""Release: one versioned bundle over the audited items of every discipline (not partitioned).
+
+The manifest records, for every upstream asset partition, the data version, code version and run id of its latest
+materialisation in the Dagster instance, so `benchmark-platform release rebuild` can say what it rebuilt from.
+"""
 
 from pathlib import Path
 
@@ -6,33 +10,83 @@ import dagster as dg
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.paths import RELEASES_DIR
-from benchmark_platform.release.bundle import record_release, write_release
-from benchmark_platform.release.tables import read_release_tables, spec_fingerprint
+from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
+from benchmark_platform.release.tables import read_plots, read_release_tables, record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec
+
+RELEASE_KEY_ENV = "BENCHMARK_PLATFORM_RELEASE_KEY"
 
 
 class ReleaseDirectory(dg.ConfigurableResource):
-    """Where bundles are written: <root>/<spec>/<version>/."""
+    """Where bundles are written: <root>/<spec>/<version>/ (one folder per version; old versions are kept)."""
 
     root: str = str(RELEASES_DIR)
 
 
+class ReleaseKey(dg.ConfigurableResource):
+    """The Fernet key sealing the test split (from the environment; never logged or written)."""
+
+    key: str | None = None
+
+
+def upstream_provenance(context: dg.AssetExecutionContext,
+                        spec: BenchmarkSpec) -> dict[str, dict[str, dict[str, str | None] | None]]:
+    """asset key -> partition ('' when unpartitioned) -> latest materialisation's versions and run id (None: never).
+
+    Ancestors come from the spec's whole graph: a run's own job may hold only the assets it executes."""
+    from benchmark_platform.defs import build_definitions
+
+    graph = build_definitions(spec).resolve_asset_graph()
+    ancestors, stack = set(), list(graph.get(context.asset_key).parent_keys)
+    while stack:
+        asset_key = stack.pop()
+        if asset_key not in ancestors:
+            ancestors.add(asset_key)
+            stack.extend(graph.get(asset_key).parent_keys)
+    provenance = {}
+    for asset_key in sorted(ancestors, key=lambda k: k.to_user_string()):
+        node = graph.get(asset_key)
+        partitions = node.partitions_def.get_partition_keys() if node.partitions_def else [None]
+        provenance[asset_key.to_user_string()] = {
+            partition or "": _latest(context.instance, asset_key, partition) for partition in partitions}
+    return provenance
+
+
+def _latest(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str | None) -> dict[str, str | None] | None:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition] if partition else None), limit=1).records
+    if not records:
+        return None
+    tags = records[0].event_log_entry.asset_materialization.tags or {}
+    return {"data_version": tags.get("dagster/data_version"), "code_version": tags.get("dagster/code_version"),
+            "run_id": records[0].run_id}
+
+
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    @dg.asset(key=key(spec, "release"), group_name="release",
-              deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=dg.AllPartitionMapping())],
-              description=f"The versioned release bundle ({spec.release.version}): Parquet tables and a manifest.")
-    def release(context: dg.AssetExecutionContext, database: DatabaseResource,
-                release_directory: ReleaseDirectory) -> dg.MaterializeResult:
-        tables = read_release_tables(database.db, spec.name)
+    all_partitions = dg.AllPartitionMapping()
+
+    @dg.asset(key=key(spec, "release"), group_name="release", code_version="release-2",
+              deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=all_partitions), key(spec, "analysis")],
+              description=f"The versioned release bundle ({spec.release.version}): Parquet tables, plots, Croissant, "
+                          "datasheet, harness exports, an optional sealed test split, and a manifest of hashes.")
+    def release(context: dg.AssetExecutionContext, database: DatabaseResource, release_directory: ReleaseDirectory,
+                release_key: ReleaseKey) -> dg.MaterializeResult:
+        db = database.db
+        files, rows, split = assemble(spec, read_release_tables(db, spec.name), read_plots(db, spec.name),
+                                      release_key.key)
+        provenance = {"spec_sha256": spec_fingerprint(spec.model_dump_json()), "dagster_run_id": context.run.run_id,
+                      "assets": upstream_provenance(context, spec)}
+        manifest = manifest_of(spec, files, rows, split, provenance)
         directory = Path(release_directory.root) / spec.name / spec.release.version
-        manifest = write_release(directory, spec.name, spec.release.version, spec.release.canary, tables,
-                                 provenance={"spec_sha256": spec_fingerprint(spec.model_dump_json())})
-        record_release(database.db, spec.name, spec.release.version, directory, manifest)
-        rows = {name.removesuffix(".parquet"): entry["rows"] for name, entry in manifest["files"].items()}
-        context.log.info(f"release written to {directory}: {rows}")
-        return dg.MaterializeResult(metadata={
-            "path": dg.MetadataValue.path(str(directory)), **counts_metadata(**rows),
-            "files": dg.MetadataValue.json(manifest["files"]),
+        write_release(directory, files, manifest)
+        record_release(db, spec.name, spec.release.version, str(directory), manifest)
+        context.log.info(f"release {spec.release.version} written to {directory}: {len(files)} files, {split}")
+        return dg.MaterializeResult(data_version=dg.DataVersion(files_digest(manifest)), metadata={
+            "path": dg.MetadataValue.path(str(directory)), **counts_metadata(files=len(files), **split),
+            "rows": dg.MetadataValue.json({p.removeprefix("data/").removesuffix(".parquet"): n for p, n in rows.items()
+                                           if p.startswith("data/")}),
         })
 
-    return dg.Definitions(assets=[release], resources={"release_directory": ReleaseDirectory()})
+    release_key = ReleaseKey(key=dg.EnvVar(RELEASE_KEY_ENV)) if spec.release.test_share > 0 else ReleaseKey()
+    return dg.Definitions(assets=[release], resources={"release_directory": ReleaseDirectory(),
+                                                       "release_key": release_key})

@@ -46,7 +46,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
     @dg.asset(key=key(spec, "review_bonus_calibration"), deps=[review_payout_ledger], **common)
     def review_bonus_calibration(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        """Corollary 1 from the validated reviews of the partition (effort proxied by time on page)."""
+        """Corollary 1 from the validated reviews of the partition (effort proxied by time on page).
+
+        The recommended B (bonus_target) is stored, not applied: the team sets it in the spec's
+        review.bonus_by_discipline, so what is paid stays in the one typed configuration.
+        """
         d = context.partition_key
         rows = database.db.query(
             """SELECT l.discipline, l.reviewer_id, r.seconds_on_page, l.validated_score

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 from bs4 import BeautifulSoup
+from pydantic import model_validator
 
 from benchmark_platform.ingest.adapters.base import Record, SourceBase
 from benchmark_platform.ingest.cleaners import paragraphs, squash
@@ -39,6 +40,12 @@ def outline(text: str) -> list[dict[str, object]]:
 class LegalTextSource(SourceBase):
     adapter: Literal["legal_text"]
     canonical_url: str | None = None  # the official text's URL when the bytes were served from a mirror
+
+    @model_validator(mode="after")
+    def _one_canonical_url(self) -> LegalTextSource:
+        if self.canonical_url and len(self.request_urls()) != 1:
+            raise ValueError(f"source {self.id}: canonical_url needs exactly one url")
+        return self
 
     def read(self, fetcher: Fetcher) -> Iterator[Record]:
         for url in self.request_urls():

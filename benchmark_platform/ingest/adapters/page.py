@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
+from pydantic import model_validator
+
 from benchmark_platform.ingest.adapters.base import Record, SourceBase
 from benchmark_platform.ingest.cleaners import squash, strip_html_boilerplate, strip_mediawiki_chrome
 from benchmark_platform.ingest.encoding import encoding_problems
@@ -21,11 +23,14 @@ class PageSource(SourceBase):
     canonical_url: str | None = None  # the page's permanent URL when it was served from elsewhere (one URL only)
     min_chars: int = 200  # less text than this after stripping means the page is chrome only
 
-    def read(self, fetcher: Fetcher) -> Iterator[Record]:
-        urls = self.request_urls()
-        if self.canonical_url and len(urls) != 1:
+    @model_validator(mode="after")
+    def _one_canonical_url(self) -> PageSource:
+        if self.canonical_url and len(self.request_urls()) != 1:
             raise ValueError(f"source {self.id}: canonical_url needs exactly one url")
-        for url in urls:
+        return self
+
+    def read(self, fetcher: Fetcher) -> Iterator[Record]:
+        for url in self.request_urls():
             fetched = fetcher.get(url)
             decoded = fetched.decoded()
             kind = self.format

@@ -22,7 +22,7 @@ from benchmark_platform.ingest.adapters.base import Record, SourceBase, field_li
 from benchmark_platform.ingest.cleaners import VALUE_CLEANERS, squash
 from benchmark_platform.ingest.fetch import Fetched, Fetcher
 
-CleanerName = Literal["strip", "infobox", "french_integer", "french_decimal", "ava_states"]
+CleanerName = Literal[tuple(VALUE_CLEANERS)]  # type: ignore[valid-type]  # the names cleaners.py registers
 
 
 class _Cleaning(SourceBase):

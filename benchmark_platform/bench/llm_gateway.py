@@ -1,0 +1,265 @@
+"""LLM gateway benchmark against a scripted OpenAI-compatible server on loopback.
+
+The server runs in its own process pinned to core 1, the gateway in this process pinned to core 0; every run uses a
+fresh database on the platform's PostgreSQL (cache and telemetry written as in production), dropped at the end.
+
+Figures (ratios are achieved calls/s over the bound concurrency / mean latency, for single-letter answers):
+- throughput_over_bound: 2,000 calls, fixed 200 ms latency, 64 concurrent; `_c128` at 128 concurrent;
+  `_429` at 64 with 5% of requests answered 429 at once with Retry-After: 1.
+- overhead_ms_per_call: CPU time of this process (gateway, HTTP client, journal, cache-writer thread) per call,
+  in the c=64 run.
+- openai_sdk_*: the same c=64 run through `openai.AsyncOpenAI` (aiohttp transport, pool sized to the concurrency,
+  SDK retries off) with a bare semaphore and no cache: why the gateway speaks the protocol itself.
+- repeated_calls_after_resume: 10,000 calls (100 ms, 128 concurrent) in a child process killed with SIGKILL half way,
+  then resumed in a new one: requests the server had answered before the kill and is asked again.
+- oenobench_sim_*: OenoBench's evaluation, 16 configs x 3,266 questions = 52,256 calls, each config its own provider
+  with 8 slots, latency lognormal with mean 200 ms (time scaled: see BENCHMARKS.md), 2% 429s and 0.5% 500s; then the
+  same evaluation again, answered from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx2
+import openai
+import psycopg2
+import uvloop
+
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices
+from benchmark_platform.llm.double import Latency, Script
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.store import Database, migrate
+from benchmark_platform.store.settings import database_url
+
+CLIENT_CORE, SERVER_CORE = 0, 1
+N_CALLS = 2_000
+LATENCY_S = 0.2
+RESUME_CALLS, RESUME_C, RESUME_LATENCY_S = 10_000, 128, 0.1
+OENO_CONFIGS, OENO_QUESTIONS, OENO_SLOTS = 16, 3_266, 8
+
+
+class ScriptedProcess:
+    """The scripted server in its own process on SERVER_CORE."""
+
+    def __init__(self, script: Script) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="llm_bench_"))
+        (self.dir / "script.json").write_text(script.model_dump_json())
+        port_file = self.dir / "port"
+        code = (f"import os; os.sched_setaffinity(0, {{{SERVER_CORE}}}); "
+                "from benchmark_platform.llm.double import main; main()")
+        self.proc = subprocess.Popen([sys.executable, "-c", code, str(self.dir / "script.json"), str(port_file)])
+        while not port_file.exists():
+            if self.proc.poll() is not None:
+                raise RuntimeError("the scripted server did not start")
+            time.sleep(0.05)
+        self.base_url = f"http://127.0.0.1:{port_file.read_text()}/v1"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def _model(base_url: str, name: str = "bench", concurrency: int = 64, provider: str = "") -> ModelConfig:
+    return ModelConfig(name=name, family="bench", base_url=base_url, provider=provider or "loopback", model="m",
+                       max_tokens=1, max_concurrency=concurrency, prices=Prices(input_per_m=0.15, output_per_m=0.6))
+
+
+def _requests(tag: str, n: int, model: str = "bench") -> list[ChatRequest]:
+    return [ChatRequest(model=model, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}])
+            for i in range(n)]
+
+
+async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest],
+                       journal: Path) -> tuple[float, float, Gateway]:
+    async with Gateway(models, GatewaySettings(), db, run_id="bench", journal_dir=journal) as gw:
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        await gw.complete_many(requests)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return wall, cpu, gw
+
+
+def throughput(db: Database, script: Script, concurrency: int, journal: Path) -> tuple[float, float]:
+    """(ratio to the bound, CPU ms per call) for N_CALLS fresh calls."""
+    server = ScriptedProcess(script)
+    try:
+        requests = _requests(uuid.uuid4().hex, N_CALLS)
+        wall, cpu, gw = uvloop.run(_gateway_run(db, [_model(server.base_url, concurrency=concurrency)], requests,
+                                                journal))
+        assert gw.totals.status["ok"] == N_CALLS, gw.totals
+    finally:
+        server.stop()
+    return N_CALLS / wall / (concurrency / script.latency.mean_s), cpu / N_CALLS * 1000
+
+
+async def _sdk_run(base_url: str, concurrency: int) -> tuple[float, float]:
+    http = openai.DefaultAioHttpClient(limits=httpx2.Limits(max_connections=concurrency,
+                                                            max_keepalive_connections=concurrency))
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="unused", http_client=http, max_retries=0)
+    slots = asyncio.Semaphore(concurrency)
+    tag = uuid.uuid4().hex
+
+    async def one(i: int) -> str | None:
+        async with slots:
+            r = await client.chat.completions.create(
+                model="m", max_tokens=1, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}])
+            return r.choices[0].message.content
+
+    await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))  # open the connections first
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(N_CALLS)))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    await client.close()
+    return N_CALLS / wall / (concurrency / LATENCY_S), cpu / N_CALLS * 1000
+
+
+def openai_sdk(concurrency: int) -> tuple[float, float]:
+    server = ScriptedProcess(Script(latency=Latency(mean_s=LATENCY_S)))
+    try:
+        return uvloop.run(_sdk_run(server.base_url, concurrency))
+    finally:
+        server.stop()
+
+
+def _resume_child(db_url: str, base_url: str, journal: str, tag: str) -> None:
+    """The batch that gets killed (and the one that resumes it)."""
+    os.sched_setaffinity(0, {CLIENT_CORE})
+    model = _model(base_url, concurrency=RESUME_C)
+    _, _, gw = uvloop.run(_gateway_run(Database(db_url), [model], _requests(tag, RESUME_CALLS), Path(journal)))
+    print(json.dumps({"recovered": gw.recovered_calls, "hits": gw.totals.cache_hits,
+                      "provider_calls": gw.totals.provider_calls}))
+
+
+def kill_and_resume(db: Database, journal: Path) -> dict[str, int]:
+    log_path = Path(tempfile.mkdtemp(prefix="llm_bench_")) / "answered.log"
+    server = ScriptedProcess(Script(latency=Latency(mean_s=RESUME_LATENCY_S), log_path=str(log_path)))
+    tag = uuid.uuid4().hex
+    cmd = [sys.executable, "-m", "benchmark_platform.bench.llm_gateway", "--resume-child", db.url, server.base_url,
+           str(journal), tag]
+    try:
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+        while not log_path.exists() or sum(1 for _ in log_path.open()) < RESUME_CALLS // 2:
+            time.sleep(0.02)
+        killed_at = time.monotonic()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        time.sleep(RESUME_LATENCY_S * 3)  # the server finishes answering the dead client's requests
+        resumed_from = time.monotonic()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        resume = json.loads(out.strip().splitlines()[-1])
+    finally:
+        server.stop()
+    before, after_kill, resumed = set(), 0, []
+    for line in log_path.read_text().splitlines():
+        key, at = line.split()
+        if float(at) < killed_at:
+            before.add(key)
+        elif float(at) < resumed_from:
+            after_kill += 1
+        else:
+            resumed.append(key)
+    return {
+        "resume_calls": RESUME_CALLS,
+        "answered_before_kill": len(before),
+        "answered_to_the_dead_client": after_kill,
+        "recovered_from_journal": resume["recovered"],
+        "resume_cache_hits": resume["hits"],
+        "resume_provider_calls": len(resumed),
+        "repeated_calls_after_resume": sum(1 for key in resumed if key in before),
+    }
+
+
+def oenobench_simulation(db: Database, journal: Path) -> dict[str, float]:
+    latency = Latency(kind="lognormal", mean_s=0.2, sigma=0.5)
+    server = ScriptedProcess(Script(latency=latency, rate_429=0.02, rate_500=0.005, retry_after_s=1.0))
+    tag = uuid.uuid4().hex
+    try:
+        models = [_model(server.base_url, name=f"config{k}", concurrency=OENO_SLOTS, provider=f"provider{k}")
+                  for k in range(OENO_CONFIGS)]
+        requests = [r for k in range(OENO_CONFIGS) for r in _requests(tag, OENO_QUESTIONS, model=f"config{k}")]
+        wall, cpu, gw = uvloop.run(_gateway_run(db, models, requests, journal))
+        rerun_wall, _, rerun = uvloop.run(_gateway_run(db, models, requests, journal))
+    finally:
+        server.stop()
+    bound = OENO_CONFIGS * OENO_SLOTS / latency.mean_s
+    return {
+        "oenobench_sim_calls": len(requests),
+        "oenobench_sim_ok": gw.totals.status["ok"],
+        "oenobench_sim_retries": gw.totals.retries,
+        "oenobench_sim_wall_s": round(wall, 1),
+        "oenobench_sim_throughput_over_bound": round(len(requests) / wall / bound, 4),
+        "oenobench_sim_cpu_ms_per_call": round(cpu / len(requests) * 1000, 3),
+        "oenobench_sim_cost_usd": round(gw.totals.cost_usd, 4),
+        "oenobench_sim_rerun_s": round(rerun_wall, 1),
+        "oenobench_sim_rerun_provider_calls": rerun.totals.provider_calls,
+        "oenobench_sim_rerun_cost_usd": rerun.totals.cost_usd,
+    }
+
+
+def _fresh_database() -> tuple[Database, str]:
+    server = database_url(start_embedded=True)
+    admin_url = server.rsplit("/", 1)[0] + "/postgres"
+    name = f"bench_llm_{uuid.uuid4().hex[:8]}"
+    admin = psycopg2.connect(admin_url)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    db = Database(server.rsplit("/", 1)[0] + f"/{name}")
+    migrate(db)
+    return db, admin_url
+
+
+def _drop(db: Database, admin_url: str) -> None:
+    admin = psycopg2.connect(admin_url)
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{db.url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    admin.close()
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--resume-child"]:
+        _resume_child(*sys.argv[2:6])
+        return
+    os.sched_setaffinity(0, {CLIENT_CORE})
+    db, admin_url = _fresh_database()
+    journal = Path(tempfile.mkdtemp(prefix="llm_journal_"))
+    try:
+        plain = Script(latency=Latency(mean_s=LATENCY_S))
+        r64, cpu64 = throughput(db, plain, 64, journal)
+        r128, cpu128 = throughput(db, plain, 128, journal)
+        r429, _ = throughput(db, Script(latency=Latency(mean_s=LATENCY_S), rate_429=0.05, retry_after_s=1.0), 64,
+                             journal)
+        sdk_ratio, sdk_cpu = openai_sdk(64)
+        resume = kill_and_resume(db, journal)
+        sim = oenobench_simulation(db, journal)
+    finally:
+        _drop(db, admin_url)
+    print(json.dumps({
+        "bench": "llm_gateway",
+        "calls": N_CALLS,
+        "throughput_over_bound": round(r64, 4),
+        "throughput_over_bound_c128": round(r128, 4),
+        "throughput_over_bound_429": round(r429, 4),
+        "overhead_ms_per_call": round(cpu64, 3),
+        "overhead_ms_per_call_c128": round(cpu128, 3),
+        "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),
+        "openai_sdk_cpu_ms_per_call": round(sdk_cpu, 3),
+        **resume,
+        **sim,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+"""Budgeted support centrality of KINA Appendix B, end to end for one discipline, and the selection problem it sets.
+
+Steps (notation of the appendix): psi(q) and A~_d(q) per item -> A^_d = Cal_A(A~, psi, Sigma_d) with BootLQ_dA ->
+bank B_d = {BootLQ >= alpha_ref} -> B-bar_d = Dedup(B_d) -> mu_d from omega_h -> N_k(q) by faiss over e(q) ->
+G(q) = N_k(q) + A_d -> phi on every pair {q, u} with u in G(q) -> T^sym, U^sym from g_T, g_U ->
+S_d = [T^sym - lambda_dup U^sym]_+ -> C^_d(q) with the anchor tail surrogate, BootLQ_dC by refitting g_T, g_U ->
+shortlist K_d by its three conditions -> S^sp and the duplicate pairs of the final selection.
+
+Bootstrap replicates refit Cal_A (for A) and g_T, g_U (for C) on resampled labels; the bank, mu and N_k are those
+of the point fit. D_d(q), which the appendix leaves open, is the candidate's `difficulty` (share of reference models
+answering it wrong, KINA 4.1); a candidate without one passes that condition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import faiss
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+
+from benchmark_platform.anchors import AnchorSet
+from benchmark_platform.centrality.calibration import Calibrator, boot_lower_quantile, stratified_resample
+from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
+from benchmark_platform.centrality.models import Candidate, Signature
+from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
+from benchmark_platform.selection import InfeasibleSelectionError, SelectionProblem, SelectionResult, select_greedy, select_mip
+
+Embed = Callable[[list[str]], np.ndarray]
+"""Texts in, unit-length float32 rows out (e.g. benchmark_platform.embed.StaticEmbedder().encode)."""
+
+
+@dataclass(frozen=True)
+class CentralityResult:
+    """Per-item scores, pair scores and the selection problem of one discipline (or why it goes to manual review)."""
+
+    discipline: str
+    anchors_version: str
+    manual_review: str | None
+    fallback_used: bool
+    items: pl.DataFrame
+    pairs: pl.DataFrame
+    problem: SelectionProblem | None
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _manual(anchors: AnchorSet, reason: str, counts: dict[str, int]) -> CentralityResult:
+    return CentralityResult(anchors.discipline, anchors.version, reason, False, pl.DataFrame(), pl.DataFrame(), None, counts)
+
+
+class _PairModels:
+    """g_T and g_U fitted on both directions of the labelled pairs."""
+
+    def __init__(self, phi_qu: np.ndarray, phi_uq: np.ndarray, y_t: np.ndarray, y_u: np.ndarray) -> None:
+        x = np.vstack([phi_qu, phi_uq])
+        self.g_t = Calibrator().fit(x, np.concatenate([y_t, y_t]))
+        self.g_u = Calibrator().fit(x, np.concatenate([y_u, y_u]))
+
+    def scores(self, phi_ab: np.ndarray, phi_ba: np.ndarray, lambda_dup: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        t_sym = (self.g_t.predict(phi_ab) + self.g_t.predict(phi_ba)) / 2
+        u_sym = (self.g_u.predict(phi_ab) + self.g_u.predict(phi_ba)) / 2
+        return t_sym, u_sym, np.maximum(t_sym - lambda_dup * u_sym, 0.0)
+
+
+def _knn(base: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist)."""
+    index = faiss.IndexFlatIP(base.shape[1])
+    index.add(np.ascontiguousarray(base, dtype=np.float32))
+    _, found = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k + 1, len(base)))
+    return found
+
+
+def _pair_key(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    return np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b)
+
+
+def score_discipline(
+    candidates: Sequence[Candidate],
+    anchors: AnchorSet,
+    params: CentralityParams,
+    embed: Embed,
+    complete: Complete | None = None,
+) -> CentralityResult:
+    """Support centrality and the selection problem for one discipline's candidates."""
+    counts = {"candidates": len(candidates), "anchors": len(anchors.anchor_items)}
+    if not anchors.anchor_items:
+        return _manual(anchors, "no anchor items: A_d is empty", counts)
+    if not anchors.item_labels:
+        return _manual(anchors, "no item labels: Cal_A cannot be fitted", counts)
+    if not anchors.pair_labels:
+        return _manual(anchors, "no pair labels: g_T and g_U cannot be fitted", counts)
+    if not candidates:
+        return _manual(anchors, "no candidates in the raw pool", counts)
+
+    # One table of rows: candidates, then anchor items, then labelled items not among them.
+    stratum_of = anchors.stratum_map()
+    strata_names = [s.name for s in anchors.strata]
+    stratum_index = {name: i for i, name in enumerate(strata_names)}
+    anchor_ids = {a.id for a in anchors.anchor_items}
+    row_of: dict[str, int] = {}
+    ids, texts, srcs, metas, strata = [], [], [], [], []
+    for c in candidates:
+        if c.id in anchor_ids:
+            raise ValueError(f"candidate {c.id!r} is also an anchor item of {anchors.discipline!r}; anchors are never candidates")
+        if c.id in row_of:
+            raise ValueError(f"candidate {c.id!r} appears twice")
+        if c.stratum_key not in stratum_of:
+            raise ValueError(
+                f"candidate {c.id!r}: stratum key {c.stratum_key!r} is mapped by no stratum of {anchors.discipline!r} (strata files)"
+            )
+        row_of[c.id] = len(ids)
+        ids.append(c.id), texts.append(c.text), srcs.append(c.src), metas.append(c.metadata)
+        strata.append(stratum_index[stratum_of[c.stratum_key]])
+    n_cand = len(ids)
+    for a in anchors.anchor_items:
+        row_of[a.id] = len(ids)
+        ids.append(a.id), texts.append(a.text), srcs.append(a.src), metas.append({}), strata.append(stratum_index[a.stratum])
+    n_pool = len(ids)
+    for item in anchors.item_labels:
+        if item.id not in row_of:
+            row_of[item.id] = len(ids)
+            ids.append(item.id), texts.append(item.text), srcs.append(item.src), metas.append({}), strata.append(-1)
+    strata_arr = np.array(strata)
+    prototype_texts = [t for entries in anchors.prototype.components().values() for t in entries]
+    space = TextSpace(texts + prototype_texts)
+
+    signatures: list[Signature]
+    if complete is None:
+        signatures = fallback_signatures(texts, metas, anchors, space)
+    else:
+        signatures = llm_signatures(ids, texts, anchors, complete, params)
+    fallback_used = any(s.fallback for s in signatures)
+    raw = np.array([s.raw_alignment for s in signatures])
+    counts["llm_calls"] = 0 if complete is None else len(ids) + len(uncertainty_set(raw, params))
+
+    tfidf = space.tfidf(texts)
+    embeddings = np.asarray(embed([f"{t} | {s.as_text()}" for t, s in zip(texts, signatures, strict=True)]), dtype=np.float32)
+    featurize = PairFeaturizer(tfidf, space.words(tfidf), embeddings, srcs, signatures)
+
+    # Calibrated alignment A^_d = Cal_A(A~, psi, Sigma_d) and its bootstrap lower quantile.
+    columns = [raw]
+    for entries in anchors.prototype.components().values():
+        columns.append((tfidf @ space.tfidf(entries).T).max(axis=1).toarray().ravel() if entries else np.zeros(len(ids)))
+    anchor_rows = np.arange(n_cand, n_pool)
+    to_anchor = embeddings @ embeddings[anchor_rows].T
+    to_anchor[anchor_rows, np.arange(len(anchor_rows))] = -1.0  # an anchor's similarity to itself says nothing
+    columns.append(to_anchor.max(axis=1))
+    x_align = np.column_stack(columns)
+    label_rows = np.array([row_of[i.id] for i in anchors.item_labels])
+    y_a = np.array([i.y_A for i in anchors.item_labels])
+    rng = np.random.default_rng(params.seed)
+    a_hat = Calibrator(params.calibrator).fit(x_align[label_rows], y_a).predict(x_align[:n_pool])
+    a_boot = np.empty((params.bootstrap, n_pool))
+    for b in range(params.bootstrap):
+        pick = stratified_resample(y_a, rng)
+        a_boot[b] = Calibrator(params.calibrator).fit(x_align[label_rows[pick]], y_a[pick]).predict(x_align[:n_pool])
+    a_lq = boot_lower_quantile(a_boot, params.delta_A)
+
+    # Pair calibrators g_T, g_U on the labelled pairs (both directions).
+    pq = np.array([row_of[p.q] for p in anchors.pair_labels])
+    pu = np.array([row_of[p.u] for p in anchors.pair_labels])
+    phi_l_qu, phi_l_uq = featurize(pq, pu), featurize(pu, pq)
+    y_t = np.array([p.y_T for p in anchors.pair_labels])
+    y_u = np.array([p.y_U for p in anchors.pair_labels])
+    models = _PairModels(phi_l_qu, phi_l_uq, y_t, y_u)
+
+    # Reference bank B_d and Dedup: keep in order (anchors, then higher BootLQ) unless a kept neighbour duplicates it.
+    bank = np.flatnonzero(a_lq >= params.alpha_ref)
+    counts["bank"] = len(bank)
+    if len(bank) == 0:
+        return _manual(anchors, f"empty reference bank: no item has BootLQ(A) >= alpha_ref={params.alpha_ref}", counts)
+    found = _knn(embeddings[bank], embeddings[bank], params.k_neighbours)
+    qi = np.repeat(bank, found.shape[1])
+    ui = np.where(found >= 0, bank[np.clip(found, 0, None)], -1).ravel()
+    keep_pair = (ui >= 0) & (ui != qi)
+    qi, ui = qi[keep_pair], ui[keep_pair]
+    _, u_sym_bank, _ = models.scores(featurize(qi, ui), featurize(ui, qi), params.lambda_dup)
+    duplicates: dict[int, list[int]] = {}
+    for q, u in zip(qi[u_sym_bank > params.tau_dup].tolist(), ui[u_sym_bank > params.tau_dup].tolist(), strict=True):
+        duplicates.setdefault(q, []).append(u)
+        duplicates.setdefault(u, []).append(q)
+    is_anchor = np.zeros(len(ids), dtype=bool)
+    is_anchor[anchor_rows] = True
+    order = sorted(bank.tolist(), key=lambda r: (not is_anchor[r], -a_lq[r], ids[r]))
+    kept: set[int] = set()
+    for r in order:
+        if not any(d in kept for d in duplicates.get(r, ())):
+            kept.add(r)
+    bank_dedup = np.array(sorted(kept))
+    counts["bank_dedup"] = len(bank_dedup)
+
+    # mu_d(q) = omega_h(q) / |B-bar_{d,h(q)}|, omega renormalised over strata present in the bank.
+    omega = np.array([s.omega for s in anchors.strata])
+    per_stratum = np.bincount(strata_arr[bank_dedup], minlength=len(strata_names))
+    omega = np.where(per_stratum > 0, omega, 0.0)
+    omega = omega / omega.sum()
+    mu = np.zeros(len(ids))
+    mu[bank_dedup] = omega[strata_arr[bank_dedup]] / per_stratum[strata_arr[bank_dedup]]
+
+    # N_k(q) over B-bar_d \ {q} for every candidate, G(q) = N_k(q) + A_d, and every pair {q, u} with u in G(q).
+    cand = np.arange(n_cand)
+    found = _knn(embeddings[bank_dedup], embeddings[cand], params.k_neighbours)
+    nb_q = np.repeat(cand, found.shape[1])
+    nb_u = np.where(found >= 0, bank_dedup[np.clip(found, 0, None)], -1).ravel()
+    valid = (nb_u >= 0) & (nb_u != nb_q)
+    nb_q, nb_u = nb_q[valid], nb_u[valid]
+    rank = np.concatenate([[0], np.cumsum(np.bincount(nb_q, minlength=n_cand))[:-1]])
+    within = np.arange(len(nb_q)) - rank[nb_q]
+    nb_q, nb_u = nb_q[within < params.k_neighbours], nb_u[within < params.k_neighbours]
+    an_q = np.repeat(cand, len(anchor_rows))
+    an_u = np.tile(anchor_rows, n_cand)
+    n_rows = len(ids)
+    keys = np.unique(_pair_key(np.concatenate([nb_q, an_q]), np.concatenate([nb_u, an_u]), n_rows))
+    pa, pb = keys // n_rows, keys % n_rows
+    phi_ab, phi_ba = featurize(pa, pb), featurize(pb, pa)
+    t_sym, u_sym, s_pair = models.scores(phi_ab, phi_ba, params.lambda_dup)
+    nb_idx = np.searchsorted(keys, _pair_key(nb_q, nb_u, n_rows))
+    an_idx = np.searchsorted(keys, _pair_key(an_q, an_u, n_rows)).reshape(n_cand, len(anchor_rows))
+    pi = np.array([anchors.anchor_weights()[ids[r]] for r in anchor_rows])
+    m_q = np.bincount(nb_q, weights=mu[nb_u], minlength=n_cand)
+
+    def centrality(s: np.ndarray) -> np.ndarray:
+        """C^_d(q) = sum_{N_k(q)} mu S + (1 - m_q) sum_a pi_a S(q, a)."""
+        return np.bincount(nb_q, weights=mu[nb_u] * s[nb_idx], minlength=n_cand) + (1 - m_q) * (s[an_idx] @ pi)
+
+    c_hat = centrality(s_pair)
+    c_boot = np.empty((params.bootstrap, n_cand))
+    cells = y_t * 2 + y_u
+    for b in range(params.bootstrap):
+        pick = stratified_resample(cells, rng)
+        boot_models = _PairModels(phi_l_qu[pick], phi_l_uq[pick], y_t[pick], y_u[pick])
+        c_boot[b] = centrality(boot_models.scores(phi_ab, phi_ba, params.lambda_dup)[2])
+    c_lq = boot_lower_quantile(c_boot, params.delta_C)
+
+    # Shortlist K_d: BootLQ(A) >= alpha_A, BootLQ(C) >= alpha_C, D_d(q) in I_d.
+    low, high = params.difficulty_interval
+    difficulty = np.array([np.nan if c.difficulty is None else c.difficulty for c in candidates])
+    difficulty_ok = np.isnan(difficulty) | ((difficulty >= low) & (difficulty <= high))
+    shortlisted = (a_lq[:n_cand] >= params.alpha_A) & (c_lq >= params.alpha_C) & difficulty_ok
+    short = np.flatnonzero(shortlisted)
+    counts.update(pairs=len(keys), shortlisted=len(short))
+
+    # S^sp on shortlist x B-bar_d: 1 on itself, S_d on pairs of P, 0 elsewhere.
+    col_of = np.full(n_rows, -1)
+    col_of[bank_dedup] = np.arange(len(bank_dedup))
+    row_in_short = np.full(n_rows, -1)
+    row_in_short[short] = np.arange(len(short))
+    own = short[col_of[short] >= 0]
+    rows_, cols_, vals_ = [row_in_short[own]], [col_of[own]], [np.ones(len(own))]
+    for a, b in ((pa, pb), (pb, pa)):
+        use = (row_in_short[a] >= 0) & (col_of[b] >= 0) & (s_pair > 0)
+        rows_.append(row_in_short[a[use]]), cols_.append(col_of[b[use]]), vals_.append(s_pair[use])
+    coverage = sp.csr_matrix(
+        (np.concatenate(vals_), (np.concatenate(rows_), np.concatenate(cols_))), shape=(len(short), len(bank_dedup))
+    )
+
+    # Duplicate pairs of the shortlist, scored on demand on its nearest neighbours with the same cheap features.
+    conflicts = np.zeros((0, 2), dtype=np.int64)
+    if len(short) > 1:
+        found = _knn(embeddings[short], embeddings[short], params.k_neighbours)
+        dq = np.repeat(np.arange(len(short)), found.shape[1])
+        du = found.ravel()
+        ok = (du >= 0) & (du != dq)
+        dkeys = np.unique(_pair_key(dq[ok], du[ok], len(short)))
+        da, db = dkeys // len(short), dkeys % len(short)
+        _, dup_sym, _ = models.scores(featurize(short[da], short[db]), featurize(short[db], short[da]), params.lambda_dup)
+        conflicts = np.column_stack([da, db])[dup_sym > params.tau_dup]
+    counts["duplicate_pairs"] = len(conflicts)
+
+    problem = SelectionProblem(
+        candidate_ids=tuple(ids[r] for r in short),
+        strata=strata_arr[short],
+        stratum_names=tuple(strata_names),
+        lower=np.array([s.lower for s in anchors.strata]),
+        upper=np.array([s.upper for s in anchors.strata]),
+        weights=mu[bank_dedup],
+        coverage=coverage,
+        k=anchors.k_total,
+        conflicts=conflicts,
+    )
+    in_bank = np.zeros(n_pool, dtype=bool)
+    in_bank[bank] = True
+    in_dedup = np.zeros(n_pool, dtype=bool)
+    in_dedup[bank_dedup] = True
+    c_full = np.full(n_pool, np.nan)
+    c_full[:n_cand] = c_hat
+    c_lq_full = np.full(n_pool, np.nan)
+    c_lq_full[:n_cand] = c_lq
+    short_full = np.zeros(n_pool, dtype=bool)
+    short_full[short] = True
+    items = pl.DataFrame(
+        {
+            "item_id": ids[:n_pool],
+            "role": ["candidate"] * n_cand + ["anchor"] * (n_pool - n_cand),
+            "stratum": [strata_names[h] for h in strata_arr[:n_pool]],
+            "method_family": [s.method_family for s in signatures[:n_pool]],
+            "core_principle": [s.core_principle for s in signatures[:n_pool]],
+            "answer_type": [s.answer_type for s in signatures[:n_pool]],
+            "constraints": [list(s.constraints) for s in signatures[:n_pool]],
+            "raw_alignment": raw[:n_pool],
+            "fallback": [s.fallback for s in signatures[:n_pool]],
+            "rechecked": [s.rechecked for s in signatures[:n_pool]],
+            "a_hat": a_hat,
+            "a_lq": a_lq,
+            "in_bank": in_bank,
+            "in_bank_dedup": in_dedup,
+            "mu": mu[:n_pool],
+            "c_hat": c_full,
+            "c_lq": c_lq_full,
+            "shortlisted": short_full,
+        },
+        schema_overrides={"constraints": pl.List(pl.String)},
+    ).with_columns(pl.col("c_hat", "c_lq").fill_nan(None))
+    pairs = pl.DataFrame(
+        {
+            "q_id": [ids[a] for a in pa.tolist()],
+            "u_id": [ids[b] for b in pb.tolist()],
+            "t_sym": t_sym,
+            "u_sym": u_sym,
+            "s": s_pair,
+        }
+    )
+    counts["fallback_signatures"] = int(sum(s.fallback for s in signatures))
+    return CentralityResult(anchors.discipline, anchors.version, None, fallback_used, items, pairs, problem, counts)
+
+
+def select(problem: SelectionProblem, params: CentralityParams) -> SelectionResult:
+    """Lazy greedy with repair; for a moderate shortlist also the exact MIP, keeping the better set and tighter bound."""
+    try:
+        greedy = select_greedy(problem)
+    except InfeasibleSelectionError:
+        if problem.n > params.mip_max_candidates:
+            raise
+        return select_mip(problem)
+    if problem.n > params.mip_max_candidates:
+        return greedy
+    exact = select_mip(problem)
+    best = exact if exact.objective > greedy.objective else greedy
+    bound = min(greedy.upper_bound, exact.upper_bound)
+    return best.model_copy(
+        update={
+            "method": f"{best.method}+mip_bound",
+            "upper_bound": max(bound, best.objective),
+            "certified_ratio": min(1.0, best.objective / bound) if bound > 1e-12 else 1.0,
+        }
+    )

@@ -1,0 +1,114 @@
+"""`benchmark-platform release verify|rebuild|diff|list`: the kept, versioned release bundles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchmark_platform.paths import RELEASES_DIR
+from benchmark_platform.spec import DEFAULT_SPEC
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("release", help="verify, rebuild, compare and list kept releases")
+    commands = parser.add_subparsers(dest="release_command", required=True)
+
+    verify = commands.add_parser("verify", help="check every file of a release against its manifest's sha256")
+    verify.add_argument("path", type=Path, help="a release folder, e.g. releases/wine/v0.1")
+    verify.set_defaults(handler=_verify)
+
+    rebuild = commands.add_parser("rebuild", help="re-materialise a kept release from its recorded inputs and "
+                                                   "prove the files byte-identical")
+    rebuild.add_argument("version", help="e.g. v0.1")
+    rebuild.add_argument("--spec", default=DEFAULT_SPEC, help="spec name (the folder under the releases root)")
+    rebuild.add_argument("--root", type=Path, default=RELEASES_DIR, help="releases root")
+    rebuild.set_defaults(handler=_rebuild)
+
+    diff = commands.add_parser("diff", help="items added, removed and changed between two releases")
+    diff.add_argument("old", help="a release folder, or a version of --spec under --root")
+    diff.add_argument("new", help="a release folder, or a version of --spec under --root")
+    diff.add_argument("--spec", default=DEFAULT_SPEC)
+    diff.add_argument("--root", type=Path, default=RELEASES_DIR)
+    diff.set_defaults(handler=_diff)
+
+    listing = commands.add_parser("list", help="every kept release under the releases root")
+    listing.add_argument("--root", type=Path, default=RELEASES_DIR)
+    listing.set_defaults(handler=_list)
+
+
+def _release_dir(ref: str, spec: str, root: Path) -> Path:
+    path = Path(ref)
+    return path if path.is_dir() else root / spec / ref
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from benchmark_platform.release.bundle import read_manifest, verify_release
+
+    try:
+        manifest = read_manifest(args.path)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    problems = verify_release(args.path)
+    for problem in problems:
+        print(f"FAIL {problem}")
+    print(f"{manifest['benchmark']} {manifest['version']}: {len(manifest['files'])} files, "
+          + ("all hashes match" if not problems else f"{len(problems)} problems"))
+    return 1 if problems else 0
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from benchmark_platform.cli.run import prepare_environment
+    from benchmark_platform.defs.common import DatabaseResource
+    from benchmark_platform.defs.release.rebuild import rebuild_release
+
+    directory = args.root / args.spec / args.version
+    if not (directory / "manifest.json").is_file():
+        print(f"error: no kept release at {directory} (see `benchmark-platform release list`)", file=sys.stderr)
+        return 2
+    url = prepare_environment()
+    with dg.DagsterInstance.get() as instance:
+        report = rebuild_release(directory, instance, {"database": DatabaseResource(url=url)})
+    for change in report.code_changes:
+        print(f"code changed since the release: {change}")
+    if report.data_changes:
+        print(f"{len(report.data_changes)} upstream partitions got a new data version (run-scoped versions of assets "
+              "without a code version change on every run)")
+    for difference in report.differences:
+        print(f"DIFF {difference}")
+    print(f"{args.spec} {args.version}: {report.files} files "
+          + ("rebuilt byte-identical" if report.identical else f"differ in {len(report.differences)} places"))
+    return 0 if report.identical else 1
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from benchmark_platform.release.bundle import diff_releases
+
+    old, new = _release_dir(args.old, args.spec, args.root), _release_dir(args.new, args.spec, args.root)
+    for path in (old, new):
+        if not (path / "manifest.json").is_file():
+            print(f"error: no release at {path}", file=sys.stderr)
+            return 2
+    changes = diff_releases(old, new)
+    for kind in ("added", "removed", "changed"):
+        for item_id in changes[kind]:
+            print(f"{kind:8} {item_id}")
+    print(", ".join(f"{len(changes[k])} {k}" for k in ("added", "removed", "changed")))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from benchmark_platform.release.bundle import list_releases
+
+    kept = list_releases(args.root)
+    if not kept:
+        print(f"no releases under {args.root}")
+        return 0
+    print(f"{'spec':10} {'version':8} {'items':>6} {'sealed':>6} {'files':>5}  content           path")
+    for r in kept:
+        print(f"{r['spec']:10} {r['version']:8} {r['items']:>6} {r['sealed_items']:>6} {r['files']:>5}  "
+              f"{r['content']}  {r['path']}")
+    return 0

@@ -1,0 +1,80 @@
+"""Rebuild a kept release from what its manifest recorded and prove the files byte-identical.
+
+The spec is the one stored in the release (`spec.json`), so an old version rebuilds even after the bundled spec moved
+on. Every asset is re-materialised (sources replay from the bundled snapshot, LLM calls from the gateway's cache);
+the new bundle goes to a temporary folder and its file hashes are compared with the kept manifest. The kept release
+is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from benchmark_platform.defs.release.assets import ReleaseDirectory
+from benchmark_platform.release.bundle import compare_files, read_manifest, verify_release
+from benchmark_platform.release.tables import record_release, spec_fingerprint
+from benchmark_platform.spec import BenchmarkSpec, load_spec
+
+
+@dataclass
+class RebuildReport:
+    directory: Path
+    files: int
+    differences: list[str] = field(default_factory=list)  # empty: byte-identical
+    code_changes: list[str] = field(default_factory=list)  # assets whose code version moved since the release
+    data_changes: list[str] = field(default_factory=list)  # upstream partitions whose data version moved
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def recorded_spec(directory: Path) -> BenchmarkSpec:
+    """The spec a release was built from, with its bundled data folder resolved against the current checkout."""
+    data = json.loads((directory / "spec.json").read_text())
+    return BenchmarkSpec.model_validate({**data, "directory": load_spec(data["name"]).directory})
+
+
+def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any],
+                    log: Callable[[str], None] = print) -> RebuildReport:
+    """Re-materialise everything the release at `directory` was built from and compare the new files with it."""
+    from benchmark_platform.cli.run import materialize_all  # the CLI's one way of running the whole graph
+    from benchmark_platform.defs import build_definitions
+
+    problems = verify_release(directory)
+    if problems:
+        raise ValueError(f"{directory}: the kept release does not verify, so there is nothing to compare against: "
+                         + "; ".join(problems[:5]))
+    kept = read_manifest(directory)
+    spec = recorded_spec(directory)
+    if spec_fingerprint(spec.model_dump_json()) != kept["provenance"]["spec_sha256"]:
+        raise ValueError(f"{directory}/spec.json does not match the spec fingerprint in the manifest")
+    recorded = kept["provenance"]["assets"]
+    current = {a.key.to_user_string(): a.code_versions_by_key.get(a.key)
+               for a in build_definitions(spec).assets if isinstance(a, dg.AssetsDefinition)}
+    report = RebuildReport(directory, len(kept["files"]))
+    for asset, partitions in recorded.items():
+        versions = {p["code_version"] for p in partitions.values() if p}
+        if current.get(asset) is not None and versions and versions != {current[asset]}:
+            report.code_changes.append(f"{asset}: {', '.join(sorted(versions))} -> {current[asset]}")
+    with tempfile.TemporaryDirectory(prefix="rebuild_") as scratch:
+        log(f"rebuilding {spec.name} {spec.release.version} from {len(recorded)} upstream assets")
+        materialize_all(spec, instance=instance, log=log,
+                        resources={**resources, "release_directory": ReleaseDirectory(root=scratch)})
+        rebuilt = read_manifest(Path(scratch) / spec.name / spec.release.version)
+    report.differences = compare_files(kept, rebuilt)
+    for asset, partitions in recorded.items():
+        for partition, before in partitions.items():
+            after = rebuilt["provenance"]["assets"].get(asset, {}).get(partition)
+            if before and after and before["data_version"] != after["data_version"]:
+                report.data_changes.append(f"{asset}[{partition or '-'}]")
+    if "database" in resources:  # the system of record points at the kept release again, not the scratch copy
+        record_release(resources["database"].db, spec.name, spec.release.version, str(directory), kept)
+    return report

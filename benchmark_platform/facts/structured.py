@@ -1,0 +1,126 @@
+"""Structured records (GeoJSON properties, CSV rows, infobox fields) -> facts through the spec's per-source
+templates. A fact is anchored at the span of the value it states in the document text, so a value that is not in
+the served text cannot become a fact."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from benchmark_platform.facts.config import FactsConfig, FactTemplate
+from benchmark_platform.facts.gazetteer import Gazetteer
+from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument
+from benchmark_platform.facts.rules import OnTopic
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def records(document: SourceDocument) -> Iterator[tuple[dict[str, Any], int]]:
+    """(record, offset in the text where its values are searched from) of a structured document: the fields or
+    rows ingestion recorded in its metadata, else the served GeoJSON's first feature or the CSV's rows."""
+    if isinstance(document.metadata.get("fields"), dict):
+        yield document.metadata["fields"], 0
+    elif isinstance(document.metadata.get("rows"), list):
+        cursor = 0
+        for row in document.metadata["rows"]:
+            yield row, cursor
+            ends = [p + len(str(v)) for v in row.values()
+                    if v not in (None, "") and (p := document.text.find(str(v), cursor)) >= 0]
+            cursor = min(ends, default=cursor)  # still inside this row: the next row starts after it
+    elif document.media_type == "application/geo+json":
+        yield json.loads(document.text)["features"][0]["properties"], 0
+    elif document.media_type == "text/csv":
+        lines = document.text.splitlines(keepends=True)
+        header = next(csv.reader(io.StringIO(lines[0])))
+        offset = len(lines[0])
+        for line in lines[1:]:
+            row = next(csv.reader(io.StringIO(line)), None)
+            if row and len(row) == len(header):
+                yield dict(zip(header, row, strict=True)), offset
+            offset += len(line)
+
+
+def value_span(text: str, start: int, field: str, value: str) -> tuple[int, int] | None:
+    """Where the field's value stands in the text, searching from `start`: as a 'field: value' line, as a JSON
+    member, or (CSV) as the next occurrence of the value."""
+    for pattern in (re.escape(f"{field}: ") + r"(?=" + re.escape(value) + ")",
+                    re.escape(json.dumps(field)) + r"\s*:\s*\"(?=" + re.escape(json.dumps(value)[1:-1]) + ")"):
+        match = re.compile(pattern).search(text, start)
+        if match:
+            length = len(value) if text.startswith(value, match.end()) else len(json.dumps(value)) - 2
+            return match.end(), match.end() + length
+    position = text.find(value, start)
+    return (position, position + len(value)) if position >= 0 else None
+
+
+def render(value: Any, separator: str) -> str:
+    """A field value as prose: 'Napa|Sonoma|Lake' -> 'Napa, Sonoma and Lake'."""
+    parts = [p.strip() for p in str(value).split(separator) if p.strip()] if separator else [str(value).strip()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def extract_structured(document: SourceDocument, config: FactsConfig, gazetteer: Gazetteer,
+                       on_topic: OnTopic) -> tuple[list[Candidate], list[Rejection]]:
+    templates = [t for t in config.templates if t.source == document.source_id]
+    candidates: list[Candidate] = []
+    rejections: list[Rejection] = []
+    if not templates:
+        return candidates, rejections
+    for record, offset in records(document):
+        for template in templates:
+            value, subject = record.get(template.field), record.get(template.subject_field)
+            if value in (None, "") or subject in (None, ""):
+                empty = template.field if value in (None, "") else template.subject_field
+                rejections.append(Rejection(document.source_id, document.document_id, offset, offset + 1, "template",
+                                            "empty field", "", detail=empty, discipline=template.discipline))
+                continue
+            value = str(value).strip()
+            span = value_span(document.text, offset, template.field, value)
+            if span is None:
+                rejections.append(Rejection(document.source_id, document.document_id, offset, offset + 1, "template",
+                                            "value not in the document text", value, detail=template.field,
+                                            discipline=template.discipline))
+                continue
+            candidate = _fact(document, template, record, value, str(subject).strip(), span, config, gazetteer)
+            words = candidate.words
+            if not config.min_words <= words <= config.max_words:
+                reason = f"fewer than {config.min_words} words" if words < config.min_words \
+                    else f"more than {config.max_words} words"
+                rejections.append(Rejection(document.source_id, document.document_id, *span, "validate", reason,
+                                            candidate.text, discipline=template.discipline))
+            elif (name := on_topic.off_topic(document.source_id, candidate.text)) is not None:
+                rejections.append(Rejection(document.source_id, document.document_id, *span, "on_topic",
+                                            "off topic", candidate.text, detail=name, discipline=template.discipline))
+            else:
+                candidates.append(candidate)
+    return candidates, rejections
+
+
+def _fact(document: SourceDocument, template: FactTemplate, record: dict[str, Any], value: str, subject: str,
+          span: tuple[int, int], config: FactsConfig, gazetteer: Gazetteer) -> Candidate:
+    fields = {k: render(v, config.list_separator) for k, v in record.items() if v not in (None, "")}
+    try:
+        text = template.template.format_map(fields)
+    except KeyError as missing:
+        raise TemplateError(f"facts.templates ({template.source}, {template.field}): record of document "
+                            f"{document.document_id} has no field {missing}") from None
+    text = text[:1].upper() + text[1:]
+    entity = gazetteer.entity_for(subject, template.entity_type)
+    mentions = [Mention(entity.entity_id, entity.entity_type, subject)]
+    for part in value.split(config.list_separator):
+        known = gazetteer.lookup(part)
+        if known is not None and known != entity:
+            mentions.append(Mention(known.entity_id, known.entity_type, part.strip()))
+    return Candidate(
+        source_id=document.source_id, document_id=document.document_id, span_start=span[0], span_end=span[1],
+        discipline=template.discipline, text=text, source_text=document.text[span[0]:span[1]], confidence=1.0,
+        method=f"template:{template.field}", mentions=tuple(mentions),
+        attributes={"subject": subject, "field": template.field, "value": value, "entity_type": template.entity_type,
+                    "entity_id": entity.entity_id},
+    )
