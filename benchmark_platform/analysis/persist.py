@@ -56,8 +56,9 @@ def load_item_attributes(
     db: Database, spec_name: str, leaves: list[tuple[str, tuple[str, ...]]], generator_families: Mapping[str, str],
     closed_book_verdict: str,
 ) -> pl.DataFrame:
-    """item_id, discipline, level_1..level_n (taxonomy path), difficulty, strategy, generator_family, closed_book."""
-    paths = dict(leaves)
+    """item_id, discipline, level_1..level_n (the taxonomy ancestors of the item's leaf, coarsest first),
+    difficulty, strategy, generator_family, closed_book."""
+    paths = {leaf: path[:-1] for leaf, path in leaves}
     depth = max((len(p) for p in paths.values()), default=0)
     rows = []
     for r in db.query(_ITEMS, (spec_name, spec_name)):
@@ -90,6 +91,7 @@ def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict
                     [(spec_name, name, i, as_json(row)) for name, frame in sorted(report.tables.items())
                      for i, row in enumerate(_jsonable(frame))])
         insert_rows(conn, "analysis_plots", ("spec", "name", "png", "sha256"),
-                    [(spec_name, name, png, hashlib.sha256(png).hexdigest()) for name, png in sorted(report.plots.items())])
+                    [(spec_name, name, png, hashlib.sha256(png).hexdigest())
+                     for name, png in sorted(report.plots.items())])
     return {"accuracy_rows": accuracy.height, **{name: frame.height for name, frame in report.tables.items()},
             "plots": len(report.plots)}

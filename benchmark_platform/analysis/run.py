@@ -1,7 +1,8 @@
 """Every analysis of a benchmark's evaluation, as one pure function of its answers and item attributes.
 
 Item attributes used when present: `discipline` (the partition, a taxonomy leaf), `level_1`, `level_2`, ...
-(the taxonomy path, coarsest first), `difficulty`, `strategy`, `generator_family`, `closed_book` ("true"/"false").
+(the leaf's taxonomy ancestors, coarsest first), `difficulty`, `strategy`, `generator_family`, and
+`closed_book` ("true"/"false").
 The coarsest taxonomy level that splits the items is the one KINA calls discipline: the strata of ranking
 stability, the columns of the heatmap and of the discrimination indices.
 """
@@ -56,7 +57,8 @@ def analyse(
     levels = sorted(c for c in items.columns if c.startswith("level_"))
     top_level = next((c for c in levels if _splits(items, c)), "discipline")
     groupings = dict.fromkeys(["discipline", *levels, *settings.groupings])
-    by_group = {g: group_accuracy(matrix, g, B=B, seed=seed) for g in groupings if g == "discipline" or _splits(items, g)}
+    by_group = {g: group_accuracy(matrix, g, B=B, seed=seed)
+                for g in groupings if g == "discipline" or _splits(items, g)}
     accuracy = pl.concat(
         [board.select(grouping=pl.lit(OVERALL), group_value=pl.lit(""), model="model", n_items="n_items",
                       accuracy="accuracy", ci_low="ci_low", ci_high="ci_high", rank="rank")]

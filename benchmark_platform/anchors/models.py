@@ -6,8 +6,6 @@ the stratum map h with weights omega_h and quotas L_h / U_h, and the selection s
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
@@ -50,7 +48,7 @@ class LabelledItem(_Strict):
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
     src: str = ""
-    y_A: Literal[0, 1]
+    y_A: int = Field(ge=0, le=1)
 
 
 class PairLabel(_Strict):
@@ -58,8 +56,8 @@ class PairLabel(_Strict):
 
     q: str = Field(min_length=1)
     u: str = Field(min_length=1)
-    y_T: Literal[0, 1]
-    y_U: Literal[0, 1]
+    y_T: int = Field(ge=0, le=1)
+    y_U: int = Field(ge=0, le=1)
 
     @model_validator(mode="after")
     def _distinct(self) -> PairLabel:

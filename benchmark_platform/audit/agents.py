@@ -1,19 +1,28 @@
-"""Deterministic audit agents (OenoBench Tables 3-4): each is a versioned pure function item -> finding.
+"""Audit agents (OenoBench Tables 3-4, KINA 4.1): the shared types and the item-level deterministic agents.
 
-A finding's (run, item, agent, version) is unique in the store, so a new version adds findings beside the old.
+Every agent has a name and a version; a finding's (run, item, agent, version) is unique in the store, so a new
+version adds findings beside the old ones and never overwrites them. Item-level agents judge one item from its own
+content (question, options, key, facts): their findings are reused across runs while that content is unchanged, so a
+re-audit after new facts re-judges exactly the affected items. Pool-level agents (audit/pool.py) and LLM agents
+(audit/judges.py) build on the same types.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 from typing import Any, Literal
 
 from benchmark_platform.audit.config import AuditConfig
 
 Severity = Literal["pass", "warn", "fail"]
+Check = tuple[Severity, dict[str, Any]]
+LETTERS = "ABCDEFGHIJ"
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,22 @@ class AuditItem:
     options: tuple[str, ...]
     answer_index: int
     fact_texts: tuple[str, ...]
-    expected_options: int
+    expected_options: int | None  # None: any count (gold sheets hold true/false items)
+    difficulty: str | None = None  # 'L1'..'L4'
+    strategy: str | None = None
+    generator: str | None = None
+    group: str = ""  # D3's stratum (country / sub-domain); the discipline by default
+
+    @cached_property
+    def input_hash(self) -> str:
+        """What an item-level agent sees; a finding made on the same hash is still valid."""
+        payload = [self.question, list(self.options), self.answer_index, sorted(self.fact_texts), self.difficulty]
+        return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:32]
+
+    @property
+    def tier(self) -> int | None:
+        m = re.search(r"\d", self.difficulty or "")
+        return int(m.group()) if m else None
 
 
 @dataclass(frozen=True)
@@ -33,25 +57,36 @@ class Finding:
     agent_version: str
     severity: Severity
     payload: dict[str, Any] = field(default_factory=dict)
+    input_hash: str = ""
+    carried_from: int | None = None  # the audit run whose identical finding this reuses
 
 
 @dataclass(frozen=True)
 class Agent:
+    """An item-level deterministic agent; `check` returns None when the agent does not apply to the item."""
+
     name: str
     version: str
-    critical: bool  # a critical failure drops the item from the release
-    check: Callable[[AuditItem, AuditConfig], tuple[Severity, dict[str, Any]]]
+    check: Callable[[AuditItem, AuditConfig], Check | None]
 
-    def run(self, item: AuditItem, config: AuditConfig) -> Finding:
-        severity, payload = self.check(item, config)
-        return Finding(item.item_id, self.name, self.version, severity, payload)
+    def run(self, item: AuditItem, config: AuditConfig) -> Finding | None:
+        out = self.check(item, config)
+        return None if out is None else Finding(item.item_id, self.name, self.version, out[0], out[1], item.input_hash)
 
 
-def _structure(item: AuditItem, _: AuditConfig) -> tuple[Severity, dict[str, Any]]:
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _contains(text: str, term: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", text) is not None
+
+
+def _structure(item: AuditItem, _: AuditConfig) -> Check:
     problems = []
-    if len(item.options) != item.expected_options:
+    if item.expected_options is not None and len(item.options) != item.expected_options:
         problems.append(f"{len(item.options)} options, expected {item.expected_options}")
-    if len({" ".join(o.lower().split()) for o in item.options}) != len(item.options):
+    if len({_norm(o) for o in item.options}) != len(item.options):
         problems.append("duplicate options")
     if not 0 <= item.answer_index < len(item.options):
         problems.append("answer index outside the options")
@@ -60,9 +95,10 @@ def _structure(item: AuditItem, _: AuditConfig) -> tuple[Severity, dict[str, Any
     return ("fail" if problems else "pass"), {"problems": problems}
 
 
-def _lexical_hygiene(item: AuditItem, config: AuditConfig) -> tuple[Severity, dict[str, Any]]:
+def _lexical_hygiene(item: AuditItem, config: AuditConfig) -> Check:
+    """A1: vague phrasing, marketing language and meta-questions in the stem."""
     text = item.question.lower()
-    hits = sorted({term for term in config.vague_terms if re.search(rf"\b{re.escape(term.lower())}\b", text)})
+    hits = sorted({term for term in config.vague_terms if _contains(text, term)})
     return ("fail" if hits else "pass"), {"vague_terms": hits}
 
 
@@ -75,22 +111,92 @@ def longest_common_substring_ratio(question: str, source: str) -> float:
     return match.size / len(a)
 
 
-def _fact_echo(item: AuditItem, config: AuditConfig) -> tuple[Severity, dict[str, Any]]:
+def _fact_echo(item: AuditItem, config: AuditConfig) -> Check:
+    """A3: the question copies its source fact verbatim."""
     ratio = max((longest_common_substring_ratio(item.question, fact) for fact in item.fact_texts), default=0.0)
     return ("fail" if ratio >= config.fact_echo_fail else "pass"), {"lcs_ratio": round(ratio, 4)}
 
 
-STRUCTURE = Agent("structure", "1", critical=True, check=_structure)
-A1_LEXICAL_HYGIENE = Agent("A1_lexical_hygiene", "1", critical=True, check=_lexical_hygiene)
-A3_FACT_ECHO = Agent("A3_fact_echo", "1", critical=True, check=_fact_echo)
-DETERMINISTIC_AGENTS: tuple[Agent, ...] = (STRUCTURE, A1_LEXICAL_HYGIENE, A3_FACT_ECHO)
+_REGION_QUESTION = re.compile(
+    r"\b(which|what|where)\b[^?]*\b(region|country|appellation|area|district|ava|doc|docg|aoc|do|state|valley|"
+    r"located|grown|planted)\b", re.IGNORECASE)
 
 
-def audit(items: list[AuditItem], config: AuditConfig, agents: tuple[Agent, ...] = DETERMINISTIC_AGENTS) -> list[Finding]:
-    return [agent.run(item, config) for item in items for agent in agents]
+def _ubiquity_risk(item: AuditItem, config: AuditConfig) -> Check:
+    """B3: an internationally grown grape in the stem with a region-class answer: several options may be right."""
+    text = item.question.lower()
+    grapes = sorted({g for g in config.international_grapes if _contains(text, g)})
+    region_answer = bool(_REGION_QUESTION.search(item.question))
+    flagged = bool(grapes) and region_answer
+    return ("fail" if flagged else "pass"), {"international_grapes": grapes, "region_answer": region_answer}
 
 
-def dropped_items(findings: list[Finding], agents: tuple[Agent, ...] = DETERMINISTIC_AGENTS) -> set[str]:
-    """The policy: an item with a failure from a critical agent is dropped."""
-    critical = {a.name for a in agents if a.critical}
-    return {f.item_id for f in findings if f.severity == "fail" and f.agent in critical}
+def _categories(text: str, config: AuditConfig) -> set[str]:
+    low = text.lower()
+    return {cat for cat, terms in config.category_terms.items() if any(_contains(low, t) for t in terms)}
+
+
+def _category_leak(item: AuditItem, config: AuditConfig) -> Check:
+    """C2: wine-type distractor validation. Fails when the stem names a wine category and only the key belongs to it
+    (the category alone gives the answer away); warns when the key belongs to another category than the stem's."""
+    if not 0 <= item.answer_index < len(item.options):
+        return "pass", {"skipped": "no valid key (see structure)"}
+    asked = _categories(item.question, config)
+    option_cats = [_categories(o, config) for o in item.options]
+    key_cats = option_cats[item.answer_index]
+    distractor_cats = [c for i, c in enumerate(option_cats) if i != item.answer_index]
+    leaks = sorted(c for c in asked & key_cats
+                   if all(d and c not in d for d in distractor_cats))
+    mismatch = sorted(asked - key_cats) if asked and key_cats and not asked & key_cats else []
+    severity: Severity = "fail" if leaks else "warn" if mismatch else "pass"
+    return severity, {"stem_categories": sorted(asked), "leaked_categories": leaks, "key_mismatch": mismatch}
+
+
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
+
+
+def latex_problems(text: str) -> list[str]:
+    """Math segments ($...$, $$...$$) that matplotlib's mathtext cannot parse and lay out, and unbalanced '$'.
+
+    mathtext is a real TeX-math parser and renderer (already pinned for the plots); pylatexenc was not chosen because
+    it is lenient by design: it tokenises malformed math without an error, so it cannot tell that a formula breaks.
+    """
+    from matplotlib.mathtext import MathTextParser
+
+    problems = []
+    if (text.count("$") - text.count(r"\$")) % 2:
+        problems.append("unbalanced $")
+    parser = MathTextParser("path")
+    for m in _MATH.finditer(text.replace(r"\$", "")):
+        expr = m.group(1) or m.group(2)
+        try:
+            parser.parse(f"${expr}$", dpi=72)
+        except ValueError as e:
+            problems.append(f"${expr}$: {str(e).splitlines()[-1].strip() or 'unparseable'}")
+    return problems
+
+
+def _formatting(item: AuditItem, config: AuditConfig) -> Check | None:
+    """K2 (KINA 4.1): every formula in the stem and options parses and renders."""
+    if config.kina is None:
+        return None
+    problems = [p for text in (item.question, *item.options) for p in latex_problems(text)]
+    return ("fail" if problems else "pass"), {"latex_problems": problems}
+
+
+STRUCTURE = Agent("structure", "1", _structure)
+A1_LEXICAL_HYGIENE = Agent("A1_lexical_hygiene", "1", _lexical_hygiene)
+A3_FACT_ECHO = Agent("A3_fact_echo", "1", _fact_echo)
+B3_UBIQUITY_RISK = Agent("B3_ubiquity_risk", "1", _ubiquity_risk)
+C2_CATEGORY_LEAK = Agent("C2_category_leak", "1", _category_leak)
+K2_FORMATTING = Agent("K2_formatting", "1", _formatting)
+
+# Item-level deterministic agents that give every item a verdict (K2 only on KINA-style specs).
+DETERMINISTIC_AGENTS: tuple[Agent, ...] = (STRUCTURE, A1_LEXICAL_HYGIENE, A3_FACT_ECHO, B3_UBIQUITY_RISK,
+                                           C2_CATEGORY_LEAK)
+ITEM_AGENTS: tuple[Agent, ...] = (*DETERMINISTIC_AGENTS, K2_FORMATTING)
+
+
+def audit(items: list[AuditItem], config: AuditConfig, agents: tuple[Agent, ...] = ITEM_AGENTS) -> list[Finding]:
+    """Item-level deterministic findings of every item (no pool statistics, no LLM)."""
+    return [f for item in items for agent in agents if (f := agent.run(item, config)) is not None]

@@ -8,18 +8,25 @@ Figures (ratios are achieved calls/s over the bound concurrency / mean latency, 
   `_429` at 64 with 5% of requests answered 429 at once with Retry-After: 1.
 - overhead_ms_per_call: CPU time of this process (gateway, HTTP client, journal, cache-writer thread) per call,
   in the c=64 run.
+- raw_aiohttp_*: a bare aiohttp client with a semaphore, no cache or limits: what any Python client reaches on this
+  machine at that moment (the machine is shared, so read the gateway's ratios against these).
 - openai_sdk_*: the same c=64 run through `openai.AsyncOpenAI` (aiohttp transport, pool sized to the concurrency,
   SDK retries off) with a bare semaphore and no cache: why the gateway speaks the protocol itself.
 - repeated_calls_after_resume: 10,000 calls (100 ms, 128 concurrent) in a child process killed with SIGKILL half way,
-  then resumed in a new one: requests the server had answered before the kill and is asked again.
+  then resumed in a new one: requests whose answer reached the dead client and that the server is asked again. At the
+  kill point the server is frozen (SIGSTOP) and the client gets 0.2 s to read what was already on the wire before the
+  SIGKILL (on a loaded machine a response can sit unread in the socket buffer; that one never reached the client).
 - oenobench_sim_*: OenoBench's evaluation, 16 configs x 3,266 questions = 52,256 calls, each config its own provider
   with 8 slots, latency lognormal with mean 200 ms (time scaled: see BENCHMARKS.md), 2% 429s and 0.5% 500s; then the
   same evaluation again, answered from the cache.
+- local_mcq_*: with the `local-llm` extra, the bundled Gemma 3 270M base model answers the first 40 MMLU
+  'miscellaneous' test items (../shared/data) by option likelihood through the gateway: acc and acc_norm (per char).
 """
 
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import os
 import signal
@@ -28,8 +35,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
+import aiohttp
 import httpx2
 import openai
 import psycopg2
@@ -38,14 +48,19 @@ import uvloop
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices
 from benchmark_platform.llm.double import Latency, Script
 from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import database_url
 
+T = TypeVar("T")
 CLIENT_CORE, SERVER_CORE = 0, 1
 N_CALLS = 2_000
 LATENCY_S = 0.2
 RESUME_CALLS, RESUME_C, RESUME_LATENCY_S = 10_000, 128, 0.1
+RESUME_FLUSH_ROWS, DRAIN_S = 2_000, 0.2
 OENO_CONFIGS, OENO_QUESTIONS, OENO_SLOTS = 16, 3_266, 8
+MMLU_CSV = PROJECT_ROOT.parent / "shared" / "data" / "mmlu_hendrycks" / "test" / "miscellaneous_test.csv"
+MCQ_ITEMS = 40
 
 
 class ScriptedProcess:
@@ -79,9 +94,9 @@ def _requests(tag: str, n: int, model: str = "bench") -> list[ChatRequest]:
             for i in range(n)]
 
 
-async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest],
-                       journal: Path) -> tuple[float, float, Gateway]:
-    async with Gateway(models, GatewaySettings(), db, run_id="bench", journal_dir=journal) as gw:
+async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest], journal: Path,
+                       settings: GatewaySettings = GatewaySettings()) -> tuple[float, float, Gateway]:  # noqa: B008
+    async with Gateway(models, settings, db, run_id="bench", journal_dir=journal) as gw:
         cpu0, t0 = time.process_time(), time.perf_counter()
         await gw.complete_many(requests)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -122,19 +137,40 @@ async def _sdk_run(base_url: str, concurrency: int) -> tuple[float, float]:
     return N_CALLS / wall / (concurrency / LATENCY_S), cpu / N_CALLS * 1000
 
 
-def openai_sdk(concurrency: int) -> tuple[float, float]:
+async def _raw_run(base_url: str, concurrency: int) -> float:
+    slots = asyncio.Semaphore(concurrency)
+    tag = uuid.uuid4().hex
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+        async def one(i: int) -> str:
+            body = {"model": "m", "max_tokens": 1,
+                    "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}]}
+            async with slots, session.post(f"{base_url}/chat/completions", json=body) as r:
+                return (await r.json())["choices"][0]["message"]["content"]
+
+        await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(N_CALLS)))
+        return N_CALLS / (time.perf_counter() - t0) / (concurrency / LATENCY_S)
+
+
+def reference_client(run: Callable[[str, int], Awaitable[T]], concurrency: int) -> T:
+    """A run of a bare client (no cache, no limits) against a fresh server, for side-by-side ratios."""
     server = ScriptedProcess(Script(latency=Latency(mean_s=LATENCY_S)))
     try:
-        return uvloop.run(_sdk_run(server.base_url, concurrency))
+        return uvloop.run(run(server.base_url, concurrency))
     finally:
         server.stop()
 
 
 def _resume_child(db_url: str, base_url: str, journal: str, tag: str) -> None:
-    """The batch that gets killed (and the one that resumes it)."""
+    """The batch that gets killed (and the one that resumes it). Cache rows are written every 2,000 answers, so the
+    kill finds up to that many answers in the journal only."""
     os.sched_setaffinity(0, {CLIENT_CORE})
     model = _model(base_url, concurrency=RESUME_C)
-    _, _, gw = uvloop.run(_gateway_run(Database(db_url), [model], _requests(tag, RESUME_CALLS), Path(journal)))
+    settings = GatewaySettings(cache_flush_rows=RESUME_FLUSH_ROWS, cache_flush_s=60.0)
+    _, _, gw = uvloop.run(_gateway_run(Database(db_url), [model], _requests(tag, RESUME_CALLS), Path(journal),
+                                       settings))
     print(json.dumps({"recovered": gw.recovered_calls, "hits": gw.totals.cache_hits,
                       "provider_calls": gw.totals.provider_calls}))
 
@@ -149,10 +185,14 @@ def kill_and_resume(db: Database, journal: Path) -> dict[str, int]:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE)
         while not log_path.exists() or sum(1 for _ in log_path.open()) < RESUME_CALLS // 2:
             time.sleep(0.02)
+        # freeze the provider, give the client a moment to read what was already sent, then kill it
         killed_at = time.monotonic()
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        time.sleep(DRAIN_S)
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-        time.sleep(RESUME_LATENCY_S * 3)  # the server finishes answering the dead client's requests
+        os.kill(server.proc.pid, signal.SIGCONT)
+        time.sleep(RESUME_LATENCY_S * 3)  # the server answers the dead client's requests still in flight
         resumed_from = time.monotonic()
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         resume = json.loads(out.strip().splitlines()[-1])
@@ -205,6 +245,36 @@ def oenobench_simulation(db: Database, journal: Path) -> dict[str, float]:
     }
 
 
+def local_mcq(db: Database, journal: Path) -> dict[str, float]:
+    """The bundled local model on the first MCQ_ITEMS MMLU 'miscellaneous' test items, by option likelihood."""
+    try:
+        from benchmark_platform.llm.local import MODEL_ID, LocalModelServer
+    except ImportError:
+        return {}
+    from benchmark_platform.llm.mcq import McqItem, answer_all
+
+    with MMLU_CSV.open(newline="") as f:
+        items = [McqItem(r[0], tuple(r[1:5]), "ABCD".index(r[5].strip())) for r in list(csv.reader(f))[:MCQ_ITEMS]]
+    with LocalModelServer() as server:
+        model = ModelConfig(name="gemma-local", family="gemma", backend="local_llama", base_url=server.base_url,
+                            model=MODEL_ID, max_concurrency=1)
+
+        async def run() -> list:
+            async with Gateway([model], GatewaySettings(), db, run_id="bench-mcq", journal_dir=journal) as gw:
+                return await answer_all(gw, model.name, items)
+
+        t0 = time.perf_counter()
+        answers = asyncio.run(run())
+        seconds = time.perf_counter() - t0
+    pairs = list(zip(answers, items, strict=True))
+    return {
+        "local_mcq_items": len(items),
+        "local_mcq_acc": round(sum(a.predicted == it.answer_index for a, it in pairs) / len(items), 4),
+        "local_mcq_acc_norm": round(sum(a.predicted_norm == it.answer_index for a, it in pairs) / len(items), 4),
+        "local_mcq_s_per_item": round(seconds / len(items), 2),
+    }
+
+
 def _fresh_database() -> tuple[Database, str]:
     server = database_url(start_embedded=True)
     admin_url = server.rsplit("/", 1)[0] + "/postgres"
@@ -240,9 +310,11 @@ def main() -> None:
         r128, cpu128 = throughput(db, plain, 128, journal)
         r429, _ = throughput(db, Script(latency=Latency(mean_s=LATENCY_S), rate_429=0.05, retry_after_s=1.0), 64,
                              journal)
-        sdk_ratio, sdk_cpu = openai_sdk(64)
+        sdk_ratio, sdk_cpu = reference_client(_sdk_run, 64)
+        raw64, raw128 = reference_client(_raw_run, 64), reference_client(_raw_run, 128)
         resume = kill_and_resume(db, journal)
         sim = oenobench_simulation(db, journal)
+        mcq = local_mcq(db, journal)
     finally:
         _drop(db, admin_url)
     print(json.dumps({
@@ -253,10 +325,13 @@ def main() -> None:
         "throughput_over_bound_429": round(r429, 4),
         "overhead_ms_per_call": round(cpu64, 3),
         "overhead_ms_per_call_c128": round(cpu128, 3),
+        "raw_aiohttp_throughput_over_bound": round(raw64, 4),
+        "raw_aiohttp_throughput_over_bound_c128": round(raw128, 4),
         "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),
         "openai_sdk_cpu_ms_per_call": round(sdk_cpu, 3),
         **resume,
         **sim,
+        **mcq,
         "load_average_1m": round(os.getloadavg()[0], 2),
     }))
 

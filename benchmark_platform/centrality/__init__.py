@@ -3,7 +3,7 @@ neighbourhoods, pair scores, C_d with bootstrap lower quantiles, the shortlist a
 
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.params import CentralityParams
-from benchmark_platform.centrality.scoring import CentralityResult, score_discipline, select
+from benchmark_platform.centrality.scoring import CentralityResult, build_problem, score_discipline, select
 from benchmark_platform.centrality.signature import SignatureError, fallback_signatures, llm_signatures
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "CentralityParams",
     "CentralityResult",
     "Signature",
+    "build_problem",
     "SignatureError",
     "fallback_signatures",
     "llm_signatures",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -28,9 +29,15 @@ class Calibrator:
     def predict(self, x: np.ndarray) -> np.ndarray:
         if self._model is None:
             raise RuntimeError("fit the calibrator first")
+        if len(x) == 0:
+            return np.zeros(0)
         if isinstance(self._model, IsotonicRegression):
             return np.clip(self._model.predict(x[:, 0]), 0.0, 1.0)
-        return self._model.predict_proba(x)[:, 1]
+        # the fitted pipeline folded into one affine map: sigmoid(((x - mean) / scale) @ w + b)
+        scaler, logistic = self._model[0], self._model[-1]
+        w = logistic.coef_[0] / scaler.scale_
+        z = np.asarray(x, dtype=np.float64) @ w + (logistic.intercept_[0] - scaler.mean_ @ w)
+        return expit(z)
 
 
 def stratified_resample(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:

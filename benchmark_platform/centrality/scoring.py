@@ -65,10 +65,25 @@ class _PairModels:
         return t_sym, u_sym, np.maximum(t_sym - lambda_dup * u_sym, 0.0)
 
 
+_EXACT_UP_TO = 4096  # bases larger than this are searched approximately (IVF), as ANN_k allows
+
+
 def _knn(base: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
-    """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist)."""
-    index = faiss.IndexFlatIP(base.shape[1])
-    index.add(np.ascontiguousarray(base, dtype=np.float32))
+    """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist).
+
+    Exact up to 4,096 base rows; above, an inverted-file index (sqrt(n) k-means cells, 16 probed) whose
+    training is seeded, so the same inputs give the same neighbours.
+    """
+    base = np.ascontiguousarray(base, dtype=np.float32)
+    if len(base) <= _EXACT_UP_TO:
+        index = faiss.IndexFlatIP(base.shape[1])
+    else:
+        cells = int(np.sqrt(len(base)))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(base.shape[1]), base.shape[1], cells, faiss.METRIC_INNER_PRODUCT)
+        index.cp.seed = 20261129
+        index.train(base)
+        index.nprobe = 16
+    index.add(base)
     _, found = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k + 1, len(base)))
     return found
 
@@ -107,13 +122,14 @@ def score_discipline(
             raise ValueError(f"candidate {c.id!r} is also an anchor item of {anchors.discipline!r}; anchors are never candidates")
         if c.id in row_of:
             raise ValueError(f"candidate {c.id!r} appears twice")
-        if c.stratum_key not in stratum_of:
+        key = c.stratum_key if c.stratum_key in stratum_of else "*"
+        if key not in stratum_of:
             raise ValueError(
                 f"candidate {c.id!r}: stratum key {c.stratum_key!r} is mapped by no stratum of {anchors.discipline!r} (strata files)"
             )
         row_of[c.id] = len(ids)
         ids.append(c.id), texts.append(c.text), srcs.append(c.src), metas.append(c.metadata)
-        strata.append(stratum_index[stratum_of[c.stratum_key]])
+        strata.append(stratum_index[stratum_of[key]])
     n_cand = len(ids)
     for a in anchors.anchor_items:
         row_of[a.id] = len(ids)
@@ -243,44 +259,20 @@ def score_discipline(
     short = np.flatnonzero(shortlisted)
     counts.update(pairs=len(keys), shortlisted=len(short))
 
-    # S^sp on shortlist x B-bar_d: 1 on itself, S_d on pairs of P, 0 elsewhere.
-    col_of = np.full(n_rows, -1)
-    col_of[bank_dedup] = np.arange(len(bank_dedup))
-    row_in_short = np.full(n_rows, -1)
-    row_in_short[short] = np.arange(len(short))
-    own = short[col_of[short] >= 0]
-    rows_, cols_, vals_ = [row_in_short[own]], [col_of[own]], [np.ones(len(own))]
-    for a, b in ((pa, pb), (pb, pa)):
-        use = (row_in_short[a] >= 0) & (col_of[b] >= 0) & (s_pair > 0)
-        rows_.append(row_in_short[a[use]]), cols_.append(col_of[b[use]]), vals_.append(s_pair[use])
-    coverage = sp.csr_matrix(
-        (np.concatenate(vals_), (np.concatenate(rows_), np.concatenate(cols_))), shape=(len(short), len(bank_dedup))
-    )
-
-    # Duplicate pairs of the shortlist, scored on demand on its nearest neighbours with the same cheap features.
-    conflicts = np.zeros((0, 2), dtype=np.int64)
+    # Duplicate scores of the shortlist, on demand on its nearest neighbours with the same cheap features.
+    pair_a, pair_b, pair_t, pair_u, pair_s, support = [pa], [pb], [t_sym], [u_sym], [s_pair], [np.ones(len(pa), bool)]
     if len(short) > 1:
         found = _knn(embeddings[short], embeddings[short], params.k_neighbours)
-        dq = np.repeat(np.arange(len(short)), found.shape[1])
-        du = found.ravel()
+        dq = short[np.repeat(np.arange(len(short)), found.shape[1])]
+        du = np.where(found >= 0, short[np.clip(found, 0, None)], -1).ravel()
         ok = (du >= 0) & (du != dq)
-        dkeys = np.unique(_pair_key(dq[ok], du[ok], len(short)))
-        da, db = dkeys // len(short), dkeys % len(short)
-        _, dup_sym, _ = models.scores(featurize(short[da], short[db]), featurize(short[db], short[da]), params.lambda_dup)
-        conflicts = np.column_stack([da, db])[dup_sym > params.tau_dup]
-    counts["duplicate_pairs"] = len(conflicts)
+        dkeys = np.setdiff1d(np.unique(_pair_key(dq[ok], du[ok], n_rows)), keys)
+        da, db = dkeys // n_rows, dkeys % n_rows
+        dt, du_sym, ds = models.scores(featurize(da, db), featurize(db, da), params.lambda_dup)
+        pair_a.append(da), pair_b.append(db), pair_t.append(dt), pair_u.append(du_sym), pair_s.append(ds)
+        support.append(np.zeros(len(da), bool))
+    counts["duplicate_checks"] = int(sum(len(a) for a in pair_a[1:]))
 
-    problem = SelectionProblem(
-        candidate_ids=tuple(ids[r] for r in short),
-        strata=strata_arr[short],
-        stratum_names=tuple(strata_names),
-        lower=np.array([s.lower for s in anchors.strata]),
-        upper=np.array([s.upper for s in anchors.strata]),
-        weights=mu[bank_dedup],
-        coverage=coverage,
-        k=anchors.k_total,
-        conflicts=conflicts,
-    )
     in_bank = np.zeros(n_pool, dtype=bool)
     in_bank[bank] = True
     in_dedup = np.zeros(n_pool, dtype=bool)
@@ -316,15 +308,56 @@ def score_discipline(
     ).with_columns(pl.col("c_hat", "c_lq").fill_nan(None))
     pairs = pl.DataFrame(
         {
-            "q_id": [ids[a] for a in pa.tolist()],
-            "u_id": [ids[b] for b in pb.tolist()],
-            "t_sym": t_sym,
-            "u_sym": u_sym,
-            "s": s_pair,
+            "q_id": [ids[a] for a in np.concatenate(pair_a).tolist()],
+            "u_id": [ids[b] for b in np.concatenate(pair_b).tolist()],
+            "t_sym": np.concatenate(pair_t),
+            "u_sym": np.concatenate(pair_u),
+            "s": np.concatenate(pair_s),
+            "in_support": np.concatenate(support),
         }
     )
     counts["fallback_signatures"] = int(sum(s.fallback for s in signatures))
+    problem = build_problem(items, pairs, anchors, params)
+    counts["duplicate_pairs"] = len(problem.conflicts)
     return CentralityResult(anchors.discipline, anchors.version, None, fallback_used, items, pairs, problem, counts)
+
+
+def build_problem(items: pl.DataFrame, pairs: pl.DataFrame, anchors: AnchorSet, params: CentralityParams) -> SelectionProblem:
+    """The selection problem from scored items and pairs (in memory or read back from the database).
+
+    Rows: the shortlist K_d (by item id). Columns: the bank B-bar_d with weights mu. S_sp = 1 for an item on itself,
+    S_d on support pairs (u in G(q) or q in G(u)), 0 elsewhere. Duplicate pairs: shortlisted pairs with
+    U_sym > tau_dup.
+    """
+    short = items.filter(pl.col("shortlisted")).sort("item_id")
+    bank = items.filter(pl.col("in_bank_dedup")).sort("item_id")
+    row = {item: i for i, item in enumerate(short["item_id"].to_list())}
+    col = {item: j for j, item in enumerate(bank["item_id"].to_list())}
+    rows, cols, vals = [], [], []
+    for item, i in row.items():
+        if item in col:
+            rows.append(i), cols.append(col[item]), vals.append(1.0)
+    conflicts = []
+    for q, u, u_sym, s, in_support in pairs.select("q_id", "u_id", "u_sym", "s", "in_support").iter_rows():
+        if in_support and s > 0:
+            for a, b in ((q, u), (u, q)):
+                if a in row and b in col:
+                    rows.append(row[a]), cols.append(col[b]), vals.append(s)
+        if u_sym > params.tau_dup and q in row and u in row:
+            conflicts.append((row[q], row[u]))
+    names = [s.name for s in anchors.strata]
+    index = {name: h for h, name in enumerate(names)}
+    return SelectionProblem(
+        candidate_ids=tuple(row),
+        strata=np.array([index[h] for h in short["stratum"].to_list()], dtype=np.int64),
+        stratum_names=tuple(names),
+        lower=np.array([s.lower for s in anchors.strata]),
+        upper=np.array([s.upper for s in anchors.strata]),
+        weights=bank["mu"].to_numpy(),
+        coverage=sp.csr_matrix((vals, (rows, cols)), shape=(len(row), len(col))),
+        k=anchors.k_total,
+        conflicts=np.array(conflicts, dtype=np.int64).reshape(-1, 2),
+    )
 
 
 def select(problem: SelectionProblem, params: CentralityParams) -> SelectionResult:

@@ -77,6 +77,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     if report.data_changes:
         print(f"{len(report.data_changes)} upstream partitions got a new data version (run-scoped versions of assets "
               "without a code version change on every run)")
+    print(f"LLM calls not answered from the gateway cache: {report.new_llm_calls}")
     for difference in report.differences:
         print(f"DIFF {difference}")
     print(f"{args.spec} {args.version}: {report.files} files "

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import dagster as dg
 
+from benchmark_platform.embed import Embedder
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DATABASE_URL_ENV
@@ -22,8 +23,25 @@ class DatabaseResource(dg.ConfigurableResource):
         return Database(self.url)
 
 
+class EmbedderResource(dg.ConfigurableResource):
+    """The sentence embedder: the shipped static MiniLM distillation by default, or the full model (extra `embed-full`)."""
+
+    model: Literal["static", "full"] = "static"
+
+    @property
+    def embedder(self) -> Embedder:
+        return _load_embedder(self.model)
+
+
+@cache
+def _load_embedder(model: str) -> Embedder:
+    from benchmark_platform.embed import SentenceTransformerEmbedder, StaticEmbedder
+
+    return StaticEmbedder() if model == "static" else SentenceTransformerEmbedder()
+
+
 def default_resources() -> dict[str, Any]:
-    return {"database": DatabaseResource(url=dg.EnvVar(DATABASE_URL_ENV))}
+    return {"database": DatabaseResource(url=dg.EnvVar(DATABASE_URL_ENV)), "embedder": EmbedderResource()}
 
 
 @cache

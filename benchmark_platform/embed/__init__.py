@@ -97,6 +97,10 @@ class SentenceTransformerEmbedder:
         model_dir = get_model_path()
         self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         self._model.eval()
+        dim = self._model.get_embedding_dimension()
+        if dim is None:
+            raise ValueError(f"{model_dir}: the model does not state its embedding dimension")
+        self._dim = dim
         self._batch_size = batch_size
         self._version = _content_hash(model_dir)
 
@@ -110,7 +114,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self._model.get_embedding_dimension())
+        return self._dim
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         texts = _checked(texts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,12 +29,13 @@ class Extraction:
 
 
 def extract(documents: list[SourceDocument], config: FactsConfig, spec_dir: Path,
-            extractor: ProseExtractor | None = None) -> Extraction:
+            extractor: ProseExtractor | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Extraction:
     """Prose of the spec's prose sources through the five filters, structured records through the templates."""
     prose_documents = [d for d in documents if d.source_id in config.prose_sources]
     result = Extraction()
     if prose_documents:
-        prose = extract_prose(prose_documents, config, spec_dir, extractor)
+        prose = extract_prose(prose_documents, config, spec_dir, extractor, progress)
         result = Extraction(prose.candidates, prose.rejections, prose.sentences)
     gazetteer = extractor.linker.gazetteer if extractor else Gazetteer.from_config(config, spec_dir)
     on_topic = OnTopic(config.on_topic)

@@ -9,7 +9,7 @@ parsing). Documents are cut into contiguous chunks and extracted by `processes` 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -184,25 +184,39 @@ def _extract_chunk(documents: list[SourceDocument]) -> ProseResult:
 
 
 def extract_prose(documents: list[SourceDocument], config: FactsConfig, spec_dir: Path,
-                  extractor: ProseExtractor | None = None) -> ProseResult:
+                  extractor: ProseExtractor | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> ProseResult:
     """Candidates and rejections of every prose document, in document order.
 
     With `config.processes` > 1 the documents are spread over that many worker processes (each loads the models
-    once); otherwise `extractor` (or a new one) runs in this process.
+    once); otherwise `extractor` (or a new one) runs in this process. `progress(done, total)` is called with the
+    number of documents done after each chunk.
     """
     result = ProseResult()
-    if config.processes == 1 or len(documents) < 2:
-        result.extend((extractor or ProseExtractor(config, spec_dir)).extract(documents))
+    chunks = _chunks(documents, config.processes * 4)
+    done = 0
+
+    def collect(parts: Iterator[ProseResult]) -> None:
+        nonlocal done
+        for chunk, part in zip(chunks, parts, strict=True):
+            result.extend(part)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(documents))
+
+    if config.processes == 1 or len(chunks) < 2:
+        collect(map((extractor or ProseExtractor(config, spec_dir)).extract, chunks))
         return result
     with ProcessPoolExecutor(config.processes, mp_context=get_context("spawn"), initializer=_start_worker,
                              initargs=(config, spec_dir)) as pool:
-        for part in pool.map(_extract_chunk, _chunks(documents, config.processes * 4)):
-            result.extend(part)
+        collect(pool.map(_extract_chunk, chunks))
     return result
 
 
 def _chunks(documents: list[SourceDocument], count: int) -> list[list[SourceDocument]]:
-    """Contiguous chunks of about equal text length (order kept)."""
+    """Contiguous chunks of about equal text length (order kept); none when there are no documents."""
+    if not documents:
+        return []
     total = sum(len(d.text) for d in documents) or 1
     chunks: list[list[SourceDocument]] = [[]]
     size = 0

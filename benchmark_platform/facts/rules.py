@@ -65,9 +65,11 @@ def validate(clause: Clause, text: str, sentence_terminated: bool, config: Facts
     if clause.head.pos_ not in ("VERB", "AUX"):
         return "fragment: no main verb"
     if not is_finite(clause.head):
-        return "fragment: main verb not finite"  # 'Then proceeding west along ...
-    if not clause.has_subject and clause.head == next((t for t in tokens if t.is_alpha), None):
-        return "fragment: starts with its main verb"  # imperatives ('Proceed westerly ...'), clipped clauses
+        return "fragment: main verb not finite"  # 'Then proceeding west ...', imperatives
+    first_word = next((t for t in tokens if t.is_alpha), None)
+    if not clause.has_subject and first_word is not None and (first_word == clause.head or first_word.head ==
+                                                              clause.head and first_word.dep_.startswith("aux")):
+        return "fragment: starts with its main verb"  # a clipped clause: 'Is located east of the river.'
     first = tokens[0]
     if not clause.split and (first.is_lower and first.is_alpha or first.pos_ in ("CCONJ", "PUNCT")):
         return "fragment: starts mid-sentence"
@@ -76,7 +78,7 @@ def validate(clause: Clause, text: str, sentence_terminated: bool, config: Facts
         return "fragment: dangling last word"
     if last.text.endswith(".") or (last.is_title and len(last.text) <= 3 and last.i + 1 < len(last.doc)
                                     and last.nbor().text == "."):
-        return "fragment: cut at an abbreviation"  # 'the intersection of the St.', '... U.S.G.S.
+        return "fragment: cut at an abbreviation"  # 'the intersection of the St.' or '... U.S.G.S.'
     if any(text.count(a) != text.count(b) for a, b in _PAIRS) or text.count('"') % 2:
         return "fragment: unbalanced brackets or quotes"
     return 1.0 if words <= config.full_confidence_max_words else config.reduced_confidence

@@ -1,97 +1,110 @@
-"""Template generation: deterministic parameterised questions over structured facts, no LLM.
+"""Template strategy: deterministic parameterised questions over structured facts, no LLM (OenoBench B.3).
 
-Distractors are the same field's values of other entities of the same type (or, when the question asks for the
-entity, entities whose value differs), drawn with a seed derived from the spec seed and the item, so every rerun
-writes the same items.
+Distractors are the same field's values of other entities of the same type (or entities whose value differs), drawn
+with a seed derived from the spec seed and the item, so every rerun writes the same items.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
-from dataclasses import dataclass
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
 
-from benchmark_platform.generation.config import QuestionTemplate
-
-GENERATOR = "deterministic"
-PROMPT_VERSION = "templates-1"
-
-
-@dataclass(frozen=True)
-class StructuredFact:
-    fact_id: str
-    subject: str
-    field: str
-    value: str
-    entity_type: str
+from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
+from benchmark_platform.generation.model import Fact, Item, content_id, norm, place_answer, seeded
 
 
-@dataclass(frozen=True)
-class Item:
-    item_id: str
-    question: str
-    options: tuple[str, ...]
-    answer_index: int
-    explanation: str
-    difficulty: str
-    fact_id: str
-    strategy: str
+def templates_version(templates: list[QuestionTemplate]) -> str:
+    payload = json.dumps([t.model_dump() for t in templates], sort_keys=True)
+    return "templates-" + hashlib.sha256(payload.encode()).hexdigest()[:10]
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+@dataclass
+class _FieldIndex:
+    values: list[str] = field(default_factory=list)  # distinct values (display form), sorted by norm
+    subjects: list[str] = field(default_factory=list)  # distinct subjects, sorted by norm
+    values_of: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # norm(subject) -> norm(values)
+    subjects_with: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # norm(value) -> subjects
 
 
-def _rng(seed: int, *parts: str) -> random.Random:
-    digest = hashlib.sha256("|".join([str(seed), *parts]).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+class FieldIndex:
+    """Structured facts of a discipline by (field, entity type): the distractor source of templates."""
+
+    def __init__(self, pool: list[Fact]) -> None:
+        raw: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+        for fact in pool:
+            if fact.structured:
+                raw[(fact.field, fact.entity_type or "")].append(fact)  # type: ignore[index]
+        self.fields: dict[tuple[str, str], _FieldIndex] = {}
+        for key, facts in raw.items():
+            index = _FieldIndex()
+            values: dict[str, str] = {}
+            subjects: dict[str, str] = {}
+            for f in sorted(facts, key=lambda f: f.fact_id):
+                values.setdefault(norm(f.value), f.value)  # type: ignore[arg-type]
+                subjects.setdefault(norm(f.subject), f.subject)  # type: ignore[arg-type]
+                index.values_of[norm(f.subject)].add(norm(f.value))  # type: ignore[arg-type]
+            index.values = [values[k] for k in sorted(values)]
+            index.subjects = [subjects[k] for k in sorted(subjects)]
+            for k in sorted(subjects):
+                for v in index.values_of[k]:
+                    index.subjects_with[v].append(subjects[k])
+            self.fields[key] = index
+
+    def get(self, fact: Fact) -> _FieldIndex | None:
+        return self.fields.get((fact.field or "", fact.entity_type or ""))
 
 
-def item_id(spec_name: str, template_id: str, fact_id: str) -> str:
-    return hashlib.sha256(f"{spec_name}|{template_id}|{fact_id}".encode()).hexdigest()[:20]
-
-
-def generate_from_templates(spec_name: str, seed: int, templates: list[QuestionTemplate],
-                            selected: list[StructuredFact], pool: list[StructuredFact],
-                            options_per_item: int) -> tuple[list[Item], dict[str, int]]:
-    """Items for the selected facts; `pool` holds every fact of the discipline (the distractor source)."""
-    by_field: dict[tuple[str, str], list[StructuredFact]] = {}
-    for fact in pool:
-        by_field.setdefault((fact.field, fact.entity_type), []).append(fact)
-    items: list[Item] = []
-    skipped = {"no template for the fact's field": 0, "too few distinct distractors": 0}
-    for fact in selected:
-        templates_for_fact = [t for t in templates if t.field == fact.field]
-        if not templates_for_fact:
-            skipped["no template for the fact's field"] += 1
-            continue
-        for template in templates_for_fact:
-            item = _build(spec_name, seed, template, fact, by_field[(fact.field, fact.entity_type)], options_per_item)
-            if item is None:
-                skipped["too few distinct distractors"] += 1
-            else:
-                items.append(item)
-    return items, skipped
-
-
-def _build(spec_name: str, seed: int, template: QuestionTemplate, fact: StructuredFact,
-           same_type: list[StructuredFact], options_per_item: int) -> Item | None:
-    if template.ask == "value":
-        answer = fact.value
-        candidates = {_norm(f.value): f.value for f in same_type if _norm(f.value) != _norm(answer)}
-    else:
-        answer = fact.subject
-        candidates = {_norm(f.subject): f.subject for f in same_type
-                      if _norm(f.value) != _norm(fact.value) and _norm(f.subject) != _norm(answer)}
-    pool = [candidates[k] for k in sorted(candidates)]
-    if len(pool) < options_per_item - 1:
+def _sample(rng, population: list[str], k: int, reject) -> list[str] | None:  # noqa: ANN001
+    """k distinct members not rejected, by rejection sampling (fast on large fields), else by filtering."""
+    chosen: dict[str, str] = {}
+    for _ in range(8 * k):
+        candidate = population[rng.randrange(len(population))]
+        if norm(candidate) not in chosen and not reject(candidate):
+            chosen[norm(candidate)] = candidate
+            if len(chosen) == k:
+                return list(chosen.values())
+    rest = [c for c in population if norm(c) not in chosen and not reject(c)]
+    if len(rest) < k - len(chosen):
         return None
-    rng = _rng(seed, template.id, fact.fact_id)
-    options = [answer, *rng.sample(pool, options_per_item - 1)]
-    rng.shuffle(options)
-    fields = {"subject": fact.subject, "value": fact.value, "answer": answer}
+    return [*chosen.values(), *rng.sample(rest, k - len(chosen))]
+
+
+def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[QuestionTemplate]:
+    return [t for t in templates if fact.structured and t.field == fact.field
+            and (t.entity_type is None or t.entity_type == fact.entity_type)]
+
+
+def template_item(spec_name: str, seed: int, template: QuestionTemplate, fact: Fact, index: FieldIndex,
+                  options_per_item: int, position: int, version: str) -> Item | None:
+    """The template's question about `fact`, answer at `position`; None when too few distinct distractors exist."""
+    field_index = index.get(fact)
+    if field_index is None:
+        return None
+    rng = seeded(seed, template.id, fact.fact_id)
+    k = options_per_item - 1
+    subject, value = fact.subject or "", fact.value or ""
+    own = field_index.values_of.get(norm(subject), set())
+    if template.ask == "value":
+        answer = value
+        distractors = _sample(rng, field_index.values, k, lambda c: norm(c) in own)
+    elif template.ask == "subject":
+        answer = subject
+        distractors = _sample(rng, field_index.subjects, k, lambda c: norm(value) in field_index.values_of[norm(c)])
+    else:  # negative: the one entity without the value among three that have it
+        sharing = [s for s in field_index.subjects_with.get(norm(value), []) if norm(s) != norm(subject)]
+        others = _sample(rng, field_index.subjects, 1, lambda c: norm(value) in field_index.values_of[norm(c)])
+        if len(sharing) < k - 1 or not others:
+            return None
+        answer, distractors = others[0], [subject, *rng.sample(sharing, k - 1)]
+    if distractors is None:
+        return None
+    options, answer_index = place_answer(answer, distractors, position)
+    fields = {"subject": subject, "value": value, "answer": answer}
     return Item(
-        item_id=item_id(spec_name, template.id, fact.fact_id), question=template.question.format(**fields),
-        options=tuple(options), answer_index=options.index(answer), explanation=template.explanation.format(**fields),
-        difficulty=template.difficulty, fact_id=fact.fact_id, strategy=f"template:{template.id}",
-    )
+        item_id=content_id(spec_name, "template", template.id, fact.fact_id), format="mcq4",
+        question=template.question.format(**fields), options=options, answer_index=answer_index,
+        explanation=template.explanation.format(**fields), difficulty=template.difficulty,
+        cognitive=template.cognitive, strategy="template", generator=DETERMINISTIC, prompt_version=version,
+        facts={fact.fact_id: "answer"}, parameters={"template": template.id, "ask": template.ask})

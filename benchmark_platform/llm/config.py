@@ -9,7 +9,7 @@ configs naming the same provider must state the same limits (checked by `provide
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
@@ -88,15 +88,22 @@ class ModelConfig(BaseModel):
     tpm: PositiveInt | None = None
     timeout_s: PositiveFloat = 120.0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_provider(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("provider"):
+            if data.get("backend") == "local_llama":
+                data = {**data, "provider": LOCAL_PROVIDER}
+            elif isinstance(data.get("base_url"), str) and urlsplit(data["base_url"]).hostname:
+                data = {**data, "provider": urlsplit(data["base_url"]).hostname}
+        return data
+
     @model_validator(mode="after")
     def _endpoint(self) -> ModelConfig:
-        if self.backend == "openai_compatible":
-            if not self.base_url or urlsplit(self.base_url).scheme not in ("http", "https"):
-                raise ValueError(f"model config {self.name!r}: base_url must be an http(s) URL, got {self.base_url!r}")
-            if not self.provider:
-                object.__setattr__(self, "provider", urlsplit(self.base_url).hostname or "")
-        elif not self.provider:
-            object.__setattr__(self, "provider", LOCAL_PROVIDER)
+        if self.backend == "openai_compatible" and (
+            not self.base_url or urlsplit(self.base_url).scheme not in ("http", "https")
+        ):
+            raise ValueError(f"model config {self.name!r}: base_url must be an http(s) URL, got {self.base_url!r}")
         return self
 
     def request_params(self) -> dict[str, object]:

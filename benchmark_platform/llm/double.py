@@ -158,7 +158,7 @@ class ScriptedServer:
 
 
 class ServerThread:
-    """Runs a ScriptedServer on 127.0.0.1 in a daemon thread (for tests): `with ServerThread(script) as s: s.base_url`."""
+    """Runs a ScriptedServer on 127.0.0.1 in a daemon thread (tests): `with ServerThread(script) as s: s.base_url`."""
 
     def __init__(self, script: Script) -> None:
         self.server = ScriptedServer(script)

@@ -19,6 +19,7 @@ a plain JSON parse cost a tenth of that. The protocol, and so every OpenAI-compa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -230,10 +231,8 @@ class Gateway:
     async def _flush_loop(self) -> None:
         assert self._store is not None
         while not self._closing:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._flush_now.wait(), self.settings.cache_flush_s)
-            except TimeoutError:
-                pass
             self._flush_now.clear()
             if self._store.pending:
                 self._store.take_batch()
@@ -295,7 +294,7 @@ class Gateway:
 
         async def feed(provider: Provider, indices: list[int]) -> None:
             # a bounded window of tasks per provider: slots stay busy while retries wait, memory stays flat
-            window = asyncio.Semaphore(provider.slots._value * 4 + 16)  # noqa: SLF001
+            window = asyncio.Semaphore(provider.max_concurrency * 4 + 16)
 
             async def one(i: int) -> None:
                 try:

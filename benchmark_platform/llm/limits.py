@@ -83,6 +83,7 @@ class Provider:
 
     def __init__(self, name: str, limits: ProviderLimits, settings: GatewaySettings) -> None:
         self.name = name
+        self.max_concurrency = limits.max_concurrency
         self.slots = asyncio.Semaphore(limits.max_concurrency)
         self.requests = TokenBucket(limits.rpm) if limits.rpm else None
         self.tokens = TokenBucket(limits.tpm) if limits.tpm else None

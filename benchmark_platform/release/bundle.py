@@ -105,7 +105,7 @@ def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, b
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])
     files.update(export_files(records, spec.name, release.version, spec.description, release.licence, release.canary,
                               lambda frame: parquet_bytes(frame, release.canary, label)))
-    files["spec.json"] = _json_bytes(json.loads(spec.model_dump_json()))
+    files["spec.json"] = (spec.model_dump_json(indent=2) + "\n").encode()  # key order kept: it feeds code versions
     files["datasheet.md"] = datasheet(summary, len(files) + 1).encode()  # + itself (the manifest is not counted)
     return files, rows, {"dev_items": len(item_ids) - len(test_ids), "test_items": len(test_ids)}
 
@@ -198,7 +198,7 @@ def list_releases(root: Path) -> list[dict[str, object]]:
         manifest = json.loads(manifest_path.read_text())
         kept.append({"spec": manifest["benchmark"], "version": manifest["version"], "path": manifest_path.parent,
                      "items": manifest["files"].get("data/items.parquet", {}).get("rows", 0),
-                     "sealed_items": manifest["split"]["test_items"], "files": len(manifest["files"]),
+                     "sealed_items": manifest.get("split", {}).get("test_items", 0), "files": len(manifest["files"]),
                      "content": files_digest(manifest)[:16]})
     return sorted(kept, key=lambda r: (r["spec"], _version_key(r["version"])))
 

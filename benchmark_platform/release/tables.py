@@ -1,7 +1,7 @@
 """The release's tables, read from the system of record. A stage adds its table with one entry in RELEASE_QUERIES.
 
-Released items are the latest audit run's survivors of each discipline: no failure from a critical agent. Every query
-takes the parameters `spec` and `critical` (names of the critical audit agents). Nothing time- or run-dependent
+Released items are the latest audit run's survivors of each discipline: no 'drop' action of the audit policy
+(audit_policy; difficulty as relabelled there). Every query takes the parameters `spec` (its name) and `critical` (those agents' names). Nothing time- or run-dependent
 (timestamps, bigserial ids, latencies) is selected, so the same database content gives the same release bytes.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
+from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database, as_json
 
 _LATEST_AUDIT = """latest_audit AS (
@@ -21,10 +21,13 @@ _LATEST_AUDIT = """latest_audit AS (
     ORDER BY discipline, audit_run_id DESC)"""
 _RELEASED = f"""WITH {_LATEST_AUDIT},
 released AS (
-    SELECT i.* FROM items i JOIN latest_audit a ON a.discipline = i.discipline
+    SELECT i.item_id, i.spec, i.discipline, i.format, i.question, i.options, i.answer_index, i.explanation,
+           coalesce(r.detail ->> 'to', i.difficulty) AS difficulty
+    FROM items i JOIN latest_audit a ON a.discipline = i.discipline
+    LEFT JOIN audit_policy r ON r.audit_run_id = a.audit_run_id AND r.item_id = i.item_id AND r.action = 'relabel'
     WHERE i.spec = %(spec)s AND NOT EXISTS (
-        SELECT 1 FROM audit_findings f WHERE f.audit_run_id = a.audit_run_id AND f.item_id = i.item_id
-        AND f.severity = 'fail' AND f.agent = ANY(%(critical)s)))"""
+        SELECT 1 FROM audit_policy p WHERE p.audit_run_id = a.audit_run_id AND p.item_id = i.item_id
+        AND p.action = 'drop'))"""
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,10 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)""",
         ("item_id", "agent", "agent_version"), "Every audit agent's finding on every audited item (latest run)."),
     "audit_actions": ReleaseQuery(
-        f"""WITH {_LATEST_AUDIT} SELECT f.item_id, a.discipline, 'drop' AS action,
-            string_agg(DISTINCT f.agent, ',' ORDER BY f.agent) AS reason
-            FROM audit_findings f JOIN latest_audit a USING (audit_run_id)
-            WHERE f.severity = 'fail' AND f.agent = ANY(%(critical)s) GROUP BY f.item_id, a.discipline""",
-        ("item_id", "action"), "What the audit policy did to an item (drop on a critical failure) and why."),
+        f"""WITH {_LATEST_AUDIT} SELECT p.item_id, a.discipline, p.action, p.reason, p.detail::text AS detail
+            FROM audit_policy p JOIN latest_audit a USING (audit_run_id)""",
+        ("item_id", "action"), "What the audit policy did to an item and why: drop (critical failure), relabel "
+        "(difficulty, C4) or disclose (closed-book slice, B2)."),
     "evaluation_answers": ReleaseQuery(
         f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,
             a.raw_output, a.input_tokens, a.output_tokens, a.reasoning_tokens, a.cost_usd, a.retried
@@ -109,13 +111,13 @@ _ANALYSES = "SELECT name, row FROM analysis_tables WHERE spec = %(spec)s ORDER B
 _PLOTS = "SELECT name, png FROM analysis_plots WHERE spec = %(spec)s ORDER BY name"
 
 
-def query_params(spec_name: str) -> dict[str, object]:
-    return {"spec": spec_name, "critical": [a.name for a in DETERMINISTIC_AGENTS if a.critical]}
+def query_params(spec: BenchmarkSpec) -> dict[str, object]:
+    return {"spec": spec.name, "critical": list(spec.audit.critical)}
 
 
-def read_release_tables(db: Database, spec_name: str) -> list[ReleaseTable]:
+def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]:
     """Every registered table, then one table per stored analysis (`analyses/<name>`), in a stable order."""
-    params = query_params(spec_name)
+    params = query_params(spec)
     tables = []
     for name, query in RELEASE_QUERIES.items():
         tables.append(ReleaseTable(name, _read(db, query.sql, params), query.sort_by, query.description))
@@ -128,8 +130,8 @@ def read_release_tables(db: Database, spec_name: str) -> list[ReleaseTable]:
     return tables
 
 
-def read_plots(db: Database, spec_name: str) -> dict[str, bytes]:
-    return {row["name"]: bytes(row["png"]) for row in db.query(_PLOTS, query_params(spec_name))}
+def read_plots(db: Database, spec: BenchmarkSpec) -> dict[str, bytes]:
+    return {row["name"]: bytes(row["png"]) for row in db.query(_PLOTS, query_params(spec))}
 
 
 def _read(db: Database, sql: str, params: dict[str, object]) -> pl.DataFrame:

@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from benchmark_platform.analysis.config import AnalysisConfig
 from benchmark_platform.audit.config import AuditConfig
+from benchmark_platform.automation.config import AutomationConfig
 from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
+from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.release.config import ReleaseConfig
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.selection.config import SelectionConfig
@@ -56,12 +58,14 @@ class BenchmarkSpec(BaseModel):
     sources: list[SourceConfig] = Field(default_factory=list)
     facts: FactsConfig = Field(default_factory=FactsConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
+    models: list[ModelConfig] = Field(default_factory=list)  # model configs that stages name (llm/config.py)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     release: ReleaseConfig
+    automation: AutomationConfig = Field(default_factory=AutomationConfig)
 
     # where the spec file lives; bundled data (snapshot/, anchors/) are resolved against it
     directory: Path = Field(default=Path("."), exclude=True)

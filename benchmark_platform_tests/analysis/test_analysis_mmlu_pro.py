@@ -25,7 +25,8 @@ B = 200  # enough for these assertions; the benchmark runs B = 1,000
 @pytest.fixture(scope="module")
 def matrix(shared_data: Path) -> ScoreMatrix:
     folder = shared_data / "mmlu_pro_outputs"
-    return ScoreMatrix.from_results(read_mmlu_pro_matrices(folder), read_mmlu_pro_items(folder).select("item_id", "discipline"))
+    items = read_mmlu_pro_items(folder).select("item_id", "discipline")
+    return ScoreMatrix.from_results(read_mmlu_pro_matrices(folder), items)
 
 
 def test_leaderboard(matrix: ScoreMatrix) -> None:

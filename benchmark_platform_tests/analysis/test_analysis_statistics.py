@@ -26,6 +26,8 @@ from benchmark_platform.analysis import (
     tiers,
     wide,
 )
+from benchmark_platform.analysis.config import AnalysisConfig
+from benchmark_platform.analysis.run import ConfigInfo, analyse
 
 
 def matrix_of(scores: np.ndarray, models: list[str], **attributes: list[str]) -> ScoreMatrix:
@@ -140,9 +142,8 @@ def test_closed_book_slice_gap_with_mean_row() -> None:
     table = slice_gap(matrix, "closed_book", B=400, seed=0)
     assert table["model"].to_list() == ["m1", "m2", "(mean over models)"]
     assert table.select("n_a", "n_b").unique().rows() == [(300, 300)]
-    assert table["excludes_zero"].all() and table["gap"].to_list() == pytest.approx(
-        [(s[:300].mean() - s[300:].mean()) * 100 for s in scores.T] + [np.mean([(s[:300].mean() - s[300:].mean()) * 100 for s in scores.T])]
-    )
+    gaps = [(s[:300].mean() - s[300:].mean()) * 100 for s in scores.T]
+    assert table["excludes_zero"].all() and table["gap"].to_list() == pytest.approx([*gaps, np.mean(gaps)])
 
 
 def test_self_preference_score_and_family_matrix() -> None:
@@ -161,7 +162,8 @@ def test_self_preference_score_and_family_matrix() -> None:
     assert (claude["n_own"], claude["n_other"]) == (400, 400)  # template items (no generator) in neither pool
     assert claude["excludes_zero"] and claude["sps"] > 10 and not gemini["excludes_zero"]
     grid = family_matrix(matrix, families)
-    assert grid.filter(pl.col("evaluator_family") == "anthropic")["generator_family"].to_list() == ["anthropic", "google"]
+    anthropic = grid.filter(pl.col("evaluator_family") == "anthropic")
+    assert anthropic["generator_family"].to_list() == ["anthropic", "google"]
     assert grid.height == 6
 
 
@@ -174,7 +176,8 @@ def test_cost_frontier_labels_pareto_set_and_convex_hull_apart() -> None:
     })
     frontier = cost_frontier(points)
     assert frontier["model"].to_list()[0] == "llama-3.1-8b"
-    assert set(frontier.filter("pareto")["model"]) == {"llama-3.1-8b", "gemini-2.5-flash", "gpt-5-mini", "claude-opus-4.7", "o3"}
+    pareto = {"llama-3.1-8b", "gemini-2.5-flash", "gpt-5-mini", "claude-opus-4.7", "o3"}
+    assert set(frontier.filter("pareto")["model"]) == pareto
     # On log cost, GPT-5-mini and Opus lie below the chord from Flash to o3: efficient, but not on the hull.
     assert set(frontier.filter("hull")["model"]) == {"llama-3.1-8b", "gemini-2.5-flash", "o3"}
     with pytest.raises(ValueError, match="positive cost"):
@@ -188,5 +191,42 @@ def test_plots_are_png_and_byte_reproducible() -> None:
     assert b"Software" not in first and b"tIME" not in first
     frontier = cost_frontier(pl.DataFrame({"model": ["a", "b"], "cost_usd": [1.0, 10.0], "accuracy": [50.0, 60.0]}))
     assert frontier_png(frontier, title="f") == frontier_png(frontier, title="f")
-    long = pl.DataFrame({"model": ["a", "a", "b", "b"], "group": ["x", "y", "x", "y"], "accuracy": [1.0, 2.0, 3.0, 4.0]})
+    long = pl.DataFrame({"model": ["a", "a", "b", "b"], "group": ["x", "y"] * 2, "accuracy": [1.0, 2.0, 3.0, 4.0]})
     assert distribution_png(long, ["b", "a"], title="d").startswith(b"\x89PNG")
+
+
+def test_analyse_runs_every_analysis_the_data_allows() -> None:
+    rng = np.random.default_rng(9)
+    n = 240
+    leaves = [f"leaf{i % 8}" for i in range(n)]
+    items = pl.DataFrame({
+        "item_id": [f"i{i:03d}" for i in range(n)], "discipline": leaves,
+        "level_1": ["Science" if int(leaf[-1]) < 4 else "Humanities" for leaf in leaves],
+        "level_2": [f"field{int(leaf[-1]) // 2}" for leaf in leaves],
+        "difficulty": [["L1", "L2", "L3", "L4"][i % 4] for i in range(n)], "strategy": [None] * n,
+        "generator_family": [["acme", "other", None][i % 3] for i in range(n)],
+        "closed_book": [["true", "false"][i % 2] for i in range(n)],
+    })
+    skill = {"acme-8b": 0.5, "acme-70b": 0.7, "acme-70b-think": 0.75, "acme-70b-web": 0.8, "other-1b": 0.3}
+    results = pl.DataFrame([
+        {"model": m, "item_id": f"i{i:03d}", "discipline": leaves[i], "sample": 0, "prediction": "A",
+         "correct": bool(rng.random() < p)} for m, p in skill.items() for i in range(n)
+    ]).with_columns(prediction=pl.when("correct").then(pl.lit("A")).otherwise(pl.lit("B")))
+    configs = {
+        "acme-8b": ConfigInfo("model", family="acme", params_b=8, cost_usd=0.2),
+        "acme-70b": ConfigInfo("model", family="acme", params_b=70, cost_usd=1.0),
+        "acme-70b-think": ConfigInfo("model", family="acme", reasoning_of="acme-70b", cost_usd=4.0),
+        "acme-70b-web": ConfigInfo("model", family="acme", tool_use_of="acme-70b", cost_usd=3.0),
+        "other-1b": ConfigInfo("imported", family="other"),
+    }
+    report = analyse(results, items, configs, AnalysisConfig(bootstrap_samples=200), seed=3)
+    assert set(report.accuracy["grouping"]) == {"overall", "discipline", "level_1", "level_2", "difficulty"}
+    assert set(report.tables) == {"ranking_stability", "pairwise_resolvability", "tiers", "discrimination",
+                                  "self_preference", "family_matrix", "reasoning_lift", "tool_use", "closed_book",
+                                  "cost_frontier", "scaling"}
+    assert set(report.plots) == {"accuracy_by_level_1", "score_distribution", "cost_frontier"}
+    assert report.tables["discrimination"]["group"].to_list() == ["Humanities", "Science"]  # the coarsest level
+    assert report.tables["ranking_stability"]["subsample_items"].to_list() == [120, 168, 216]
+    assert report.tables["cost_frontier"].height == 4  # the imported run has no cost
+    assert report.tables["scaling"].row(0, named=True)["n_models"] == 2
+    assert report.tables["reasoning_lift"]["group"].to_list() == ["(all)", "L1", "L2", "L3", "L4"]

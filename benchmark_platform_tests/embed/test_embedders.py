@@ -1,4 +1,4 @@
-"""Embedders on real OenoBench atomic facts: shape, unit rows, same bytes on rerun, paraphrases closer than unrelated facts.
+"""Embedders on real OenoBench facts: shape, unit rows, same bytes on rerun, paraphrases nearer than unrelated facts.
 
 The full-MiniLM tests need the optional ``embed-full`` extra and are skipped without it.
 """
@@ -23,7 +23,7 @@ PARAPHRASES = {
         "California's Sierra Foothills AVA dates from 1987.",
     "Pewsey Vale was the first vineyard established in what is now the Eden Valley wine region and the first to plant "
     "Riesling vines in Australia.":
-        "The first vineyard in today's Eden Valley region, and the first in Australia to plant Riesling, was Pewsey Vale.",
+        "Australia's first Riesling vines were planted at Pewsey Vale, the first vineyard in what is now Eden Valley.",
     "The Liguria region of Italy does not have any DOCG appellations.":
         "There are no DOCG appellations in Italy's Liguria region.",
 }

@@ -100,7 +100,8 @@ def test_lm_eval_errors_name_file_and_line(tmp_path: Path) -> None:
 
 def test_inspect_json_log_with_epochs() -> None:
     frame = read_inspect_log(INSPECT, discipline_key="category")
-    assert frame.sort("item_id", "sample").select("model", "item_id", "discipline", "sample", "prediction", "correct").rows() == [
+    columns = ("model", "item_id", "discipline", "sample", "prediction", "correct")
+    assert frame.sort("item_id", "sample").select(columns).rows() == [
         ("openai/gpt-4o-mini", "70", "business", 0, "I", True),
         ("openai/gpt-4o-mini", "70", "business", 1, "D", False),
         ("openai/gpt-4o-mini", "71", "business", 0, "F", True),

@@ -21,10 +21,11 @@ from benchmark_platform.evaluation import (
     telemetry_summary,
 )
 
+REGIONS = ("Burgundy", "Loire", "Rhône", "Alsace")
 ITEMS = [
-    EvalItem(item_id="q1", discipline="regions", question="Where is Chablis?", options=("Burgundy", "Loire", "Rhône", "Alsace"), answer="A"),
-    EvalItem(item_id="q2", discipline="regions", question="Where is Vouvray?", options=("Burgundy", "Loire", "Rhône", "Alsace"), answer="B"),
-    EvalItem(item_id="q3", discipline="regions", question="Where is Condrieu?", options=("Burgundy", "Loire", "Rhône", "Alsace"), answer="C"),
+    EvalItem(item_id="q1", discipline="regions", question="Where is Chablis?", options=REGIONS, answer="A"),
+    EvalItem(item_id="q2", discipline="regions", question="Where is Vouvray?", options=REGIONS, answer="B"),
+    EvalItem(item_id="q3", discipline="regions", question="Where is Condrieu?", options=REGIONS, answer="C"),
 ]
 
 

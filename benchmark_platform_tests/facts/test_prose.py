@@ -107,9 +107,15 @@ def test_length_and_predicate_validation(run):
     assert [c.confidence for c in run(long_sentence).candidates] == [1.0, 1.0]  # split: two short clauses
     assert reasons(run("Vine Diseases")) == [("validate", "fewer than 5 words")]
     assert reasons(run("A vineyard in the Champagne wine region of France.")) == [("validate", "no verb")]
-    assert reasons(run("then (2) Proceed westerly along the river to the vineyard boundary.")) == [
+    assert reasons(run("then the boundary proceeds westerly along the river to the vineyard.")) == [
         ("validate", "fragment: starts mid-sentence")]
+    assert reasons(run("Then following Big Indian Creek in a northeasterly direction to the county line.")) == [
+        ("validate", "fragment: main verb not finite")]
+    assert reasons(run("The beginning point of the boundary is the intersection of the St.")) == [
+        ("validate", "fragment: cut at an abbreviation")]
     assert reasons(run("Proceed westerly along the river to the vineyard boundary of the county.")) == [
+        ("validate", "fragment: main verb not finite")]  # an imperative
+    assert reasons(run("Is located in the north of the county along the river valley.")) == [
         ("validate", "fragment: starts with its main verb")]
     assert reasons(run("The grapes used for the wine must be harvested to a yield no greater than 14 tonnes per "
                        "hectare, with the wine fermented to a minimum alcohol level of.")) == [

@@ -50,30 +50,3 @@ def run(db, tmp_path: Path):
 
     return go
 
-
-# TEMPORARY until the shared conftest's fresh_database works with psycopg2 2.9 (`with conn:` opens a transaction even
-# in autocommit mode, so CREATE DATABASE fails): the same fixture, without the `with`.
-@pytest.fixture(scope="session")
-def fresh_database(server_url: str):
-    import uuid
-
-    import psycopg2
-
-    from benchmark_platform_tests.conftest import with_database
-
-    created: list[str] = []
-    admin = psycopg2.connect(with_database(server_url, "postgres"))
-    admin.autocommit = True
-
-    def make(prefix: str = "bp_test") -> str:
-        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-        with admin.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}"')
-        created.append(name)
-        return with_database(server_url, name)
-
-    yield make
-    with admin.cursor() as cur:
-        for name in created:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.close()

@@ -140,3 +140,13 @@ def test_structured_output_three_tiers_and_invalid_persists_nothing(serve, run, 
     statuses = db.query("SELECT status, count(*) AS n FROM llm_calls WHERE run_id = %s GROUP BY status", (tag,))
     assert {r["status"]: r["n"] for r in statuses} == {"ok": 3, "invalid": 1}
     assert server.server.calls == 4 and FAST.cache_flush_rows > 4
+
+
+def test_a_retry_wait_holds_no_slot(serve, run):
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=f"{tag}-limited", reply="late", faults=["429"])], retry_after_s=0.5))
+    m = scripted_model(server.base_url, max_concurrency=1)
+    results, _ = run([m], [ask(f"{tag}-limited"), ask(f"{tag}-free")])
+    assert [(r.text, r.retries) for r in results] == [("late", 1), ("A", 0)]
+    # one slot: had the first request kept it while waiting out Retry-After, the second would have waited longer
+    assert results[1].latency_ms < results[0].latency_ms, "the second request ran during the first one's wait"

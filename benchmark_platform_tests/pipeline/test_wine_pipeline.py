@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import dagster as dg
 import pytest
 
@@ -61,10 +63,13 @@ def test_second_run_adds_no_rows_and_rewrites_identical_bytes(built):
     _, _, [(first_counts, first_dir), (second_counts, second_dir)] = built
     assert second_counts == first_counts
     assert set(SUMMARY_TABLES) <= set(first_counts)
-    first_files = sorted(p.name for p in first_dir.iterdir())
-    assert first_files == sorted(p.name for p in second_dir.iterdir())
+    first_files = sorted(str(p.relative_to(first_dir)) for p in first_dir.rglob("*") if p.is_file())
+    assert first_files == sorted(str(p.relative_to(second_dir)) for p in second_dir.rglob("*") if p.is_file())
     for name in first_files:
-        assert (first_dir / name).read_bytes() == (second_dir / name).read_bytes(), name
+        if name != "manifest.json":  # the manifest also records each run's id; its file hashes must match
+            assert (first_dir / name).read_bytes() == (second_dir / name).read_bytes(), name
+    first_manifest, second_manifest = (json.loads((d / "manifest.json").read_text()) for d in (first_dir, second_dir))
+    assert first_manifest["files"] == second_manifest["files"]
 
 
 def test_release_drops_items_failing_a_critical_audit(built):

@@ -2,6 +2,7 @@
 stored in PostgreSQL and shown as Dagster metadata (tables as Markdown, plots as embedded PNGs)."""
 
 import base64
+import hashlib
 
 import dagster as dg
 
@@ -16,10 +17,15 @@ SHOWN = ("ranking_stability", "tiers", "discrimination", "self_preference", "rea
          "closed_book", "cost_frontier", "scaling", "telemetry")
 
 
+def _b64(png: bytes) -> str:
+    return base64.b64encode(png).decode()
+
+
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     generator_families = {m.name: m.family for m in getattr(spec, "models", [])}  # the gateway's model configs
+    settings = hashlib.sha256(spec.analysis.model_dump_json().encode()).hexdigest()[:12]
 
-    @dg.asset(key=key(spec, "analysis"), group_name="analysis", code_version="analysis-1",
+    @dg.asset(key=key(spec, "analysis"), group_name="analysis", code_version=f"analysis-1-{settings}",
               deps=[dg.AssetDep(key(spec, "evaluation_answers"), partition_mapping=dg.AllPartitionMapping())],
               description="Leaderboard and per-group accuracy with bootstrap 95% CIs, ranking stability, resolvable "
                           "gaps and tiers, discrimination indices, self-preference, reasoning lift, tool-use deltas, "
@@ -43,7 +49,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             "leaderboard (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board)),
             **{name: dg.MetadataValue.md(markdown_table(report.tables[name], digits=3))
                for name in SHOWN if name in report.tables},
-            **{f"plot: {name}": dg.MetadataValue.md(f"![{name}](data:image/png;base64,{base64.b64encode(png).decode()})")
+            **{f"plot: {name}": dg.MetadataValue.md(f"![{name}](data:image/png;base64,{_b64(png)})")
                for name, png in sorted(report.plots.items())},
         }
         return dg.MaterializeResult(metadata=metadata)

@@ -1,32 +1,70 @@
-"""Audit: every deterministic agent over a discipline's items; findings are versioned and append-only."""
+"""Audit: the calibration on gold labels (unpartitioned) and every agent over a discipline's items (partitioned);
+findings are versioned and append-only, and the policy's actions are stored with each run for the release."""
 
+import asyncio
+import hashlib
 from collections import Counter
 
 import dagster as dg
 
-from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, audit, dropped_items
-from benchmark_platform.audit.persist import inputs_hash, load_audit_items, store_audit
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.audit.calibration import report_markdown
+from benchmark_platform.audit.runner import agent_versions
+from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
+from benchmark_platform.defs.audit.sensors import reaudit_sensor
+from benchmark_platform.defs.common import DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.llm.config import GatewaySettings
 from benchmark_platform.spec import BenchmarkSpec
 
 
+def code_version(spec: BenchmarkSpec) -> str:
+    """Changes with any agent's version (prompts included), the audit section (thresholds, judges) or the seed."""
+    payload = repr([agent_versions(), settings_digest(spec), spec.seed])
+    return "audit-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    @dg.asset(key=key(spec, "audit_findings"), partitions_def=discipline_partitions(spec), group_name="audit",
-              deps=[key(spec, "items")],
-              code_version="+".join(f"{a.name}@{a.version}" for a in DETERMINISTIC_AGENTS),
-              description="Findings of each audit agent per item (pass/warn/fail) and the drop policy's outcome.")
-    def audit_findings(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        items = load_audit_items(database.db, spec.name, discipline, spec.generation.options_per_item)
-        findings = audit(items, spec.audit)
-        run_id, new = store_audit(database.db, spec.name, discipline, inputs_hash(items, DETERMINISTIC_AGENTS),
-                                  findings, context.run_id)
-        failures = Counter(f.agent for f in findings if f.severity == "fail")
+    panel = judges(spec)
+
+    @dg.asset(key=key(spec, "audit_calibration"), group_name="audit", code_version=code_version(spec),
+              description="Cohen's kappa (bootstrap 95% CI) of each audit agent against its matching human rubric on "
+                          "the gold labels; agents under the threshold become advisory.")
+    def audit_calibration(database: DatabaseResource, embedder: EmbedderResource) -> dg.MaterializeResult:
+        rows = asyncio.run(calibrate_spec(database.db, spec, embedder.embedder))
         return dg.MaterializeResult(metadata={
-            **counts_metadata(items=len(items), findings=len(findings), dropped=len(dropped_items(findings)),
-                              audit_run_id=run_id),
-            "new_audit_run": new,
-            "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
+            **counts_metadata(rubric_pairs=len(rows), advisory=len({r.agent for r in rows if r.advisory})),
+            "report": dg.MetadataValue.md(report_markdown(rows, spec.audit.kappa_advisory_below)),
         })
 
-    return dg.Definitions(assets=[audit_findings])
+    @dg.asset(key=key(spec, "audit_findings"), partitions_def=discipline_partitions(spec), group_name="audit",
+              deps=[key(spec, "items"), key(spec, "audit_calibration")], code_version=code_version(spec),
+              required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},
+              description="Findings of each audit agent per item (pass/warn/fail; skipped agents say why), corpus "
+                          "verdicts, and the policy's drop / relabel / disclose actions with their reasons.")
+    def audit_findings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        db, embedder = context.resources.database.db, context.resources.embedder.embedder
+
+        async def run():  # noqa: ANN202
+            if not panel:
+                return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run_id), {}
+            async with context.resources.llm.open(panel, GatewaySettings(), context.run.run_id) as gateway:
+                done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run_id)
+            return done, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
+
+        done, llm_totals = asyncio.run(run())
+        out = done.outcome
+        failures = Counter(f.agent for f in out.findings if f.severity == "fail")
+        actions = Counter(a.action for a in done.actions)
+        context.log.info(f"{context.partition_key}: {done.items} items, re-judged {len(out.rejudged_items)}; "
+                         f"actions {dict(actions)}; skipped {sorted(a for a, _ in out.skipped)}")
+        return dg.MaterializeResult(metadata={
+            **counts_metadata(items=done.items, findings=len(out.findings), rejudged_items=len(out.rejudged_items),
+                              dropped=actions["drop"], relabelled=actions["relabel"], disclosed=actions["disclose"],
+                              audit_run_id=done.audit_run_id, **llm_totals),
+            "new_audit_run": done.new_run,
+            "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
+            "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
+            "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
+            "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
+        })
+
+    return dg.Definitions(assets=[audit_calibration, audit_findings], sensors=[reaudit_sensor(spec)])

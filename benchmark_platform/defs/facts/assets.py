@@ -39,7 +39,13 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         source_id = context.partition_key
         documents = load_documents(database.db, [source_id])
         started = time.perf_counter()
-        extraction = extract(documents, spec.facts, spec.directory)
+
+        def progress(done: int, total: int) -> None:
+            elapsed = time.perf_counter() - started
+            context.log.info(f"{source_id}: {done}/{total} prose documents in {elapsed:.1f} s "
+                             f"({done / elapsed:.1f}/s, ETA {elapsed / done * (total - done):.0f} s)")
+
+        extraction = extract(documents, spec.facts, spec.directory, progress=progress)
         seconds = time.perf_counter() - started
         store_extraction(database.db, spec.name, source_id, extraction)
         by_stage: dict[str, int] = {}

@@ -1,30 +1,79 @@
-"""Generation: questions from a discipline's selected facts (deterministic templates on the embedded default)."""
+"""Generation: items from a discipline's selected facts (five strategies, quotas, per-generator cap, closed-book gate).
+
+With `generation.generators` empty (the embedded default) only the deterministic strategies run: templates, 10-option
+pseudo-MCQs built from facts, and distractor mining as a cloze. Generators and gate models name entries of the spec's
+`models`; the asset then calls them through the `llm` resource (the LLM gateway).
+"""
+
+import asyncio
+import hashlib
+import json
 
 import dagster as dg
 
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.generation.persist import load_selected_structured, load_structured_pool, store_items
-from benchmark_platform.generation.templates import PROMPT_VERSION, generate_from_templates
+from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
+from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
+from benchmark_platform.generation.run import GenerationResult, generate
+from benchmark_platform.generation.strategies import PROMPTS_DIR
+from benchmark_platform.llm.config import GatewaySettings
 from benchmark_platform.spec import BenchmarkSpec
+
+
+def _code_version(spec: BenchmarkSpec) -> str:
+    """Changes with the prompts, the generation section (quotas, caps, templates, models) or the seed."""
+    prompts = [p.read_text(encoding="utf-8") for p in sorted(PROMPTS_DIR.glob("*.md"))]
+    payload = json.dumps([prompts, spec.generation.model_dump(mode="json"), spec.seed], sort_keys=True)
+    return "generation-2-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
+    config = spec.generation
+    known = {m.name: m for m in spec.models}
+    named = [*config.generators, *config.gate.models.values()]
+    unknown = sorted({name for name in named if name not in known})
+    if unknown:
+        raise ValueError(f"spec {spec.name!r}: generation names models {unknown} that are not in `models` "
+                         f"(known: {sorted(known)})")
+    models = [known[name] for name in dict.fromkeys(named)]
 
     @dg.asset(key=key(spec, "items"), partitions_def=discipline_partitions(spec), group_name="generation",
-              deps=[key(spec, "selected_facts")], code_version=PROMPT_VERSION,
-              description="Multiple-choice items generated from the discipline's selected facts, each linked to them.")
-    def items(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        selected = load_selected_structured(database.db, spec.name, discipline)
-        pool = load_structured_pool(database.db, spec.name, discipline)
-        generated, skipped = generate_from_templates(
-            spec.name, spec.seed, [t for t in spec.generation.templates if t.discipline == discipline],
-            selected, pool, spec.generation.options_per_item)
-        counts = store_items(database.db, spec.name, discipline, generated)
-        context.log.info(f"{discipline}: {len(generated)} items from {len(selected)} selected facts")
-        return dg.MaterializeResult(metadata={**counts_metadata(**counts, selected_facts=len(selected)),
-                                              "skipped": dg.MetadataValue.json(skipped)})
+              deps=[key(spec, "selected_facts")], code_version=_code_version(spec),
+              required_resource_keys={"database", "embedder", *(["llm"] if models else [])},
+              description="Items generated from the discipline's selected facts by five strategies under per-strategy "
+                          "quotas and a per-generator cap, each linked to its facts, generator, prompt version and "
+                          "closed-book gate result.")
+    def items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        discipline, db = context.partition_key, context.resources.database.db
+        selected = load_selected(db, spec.name, discipline)
+        pool = load_pool(db, spec.name, discipline)
+        audited = audit_pass_rates(db, spec.name)
+        embedder = context.resources.embedder.embedder
+        ordinal = spec.discipline_keys.index(discipline)
+
+        async def run() -> tuple[GenerationResult, dict]:
+            if not models:
+                return await generate(spec.name, spec.seed, discipline, config, selected, pool, audited,
+                                      embedder, ordinal=ordinal), {}
+            async with context.resources.llm.open(models, GatewaySettings(), context.run.run_id) as gateway:
+                result = await generate(spec.name, spec.seed, discipline, config, selected, pool, audited,
+                                        embedder, gateway, ordinal=ordinal)
+            return result, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
+
+        result, llm_totals = asyncio.run(run())
+        counts = store_items(db, spec.name, discipline, result.items, result.reserve)
+        by = result.tally
+        context.log.info(f"{discipline}: {len(result.items)} items ({by('strategy')}) from {len(selected)} selected "
+                         f"facts; reserve {len(result.reserve)}; unfilled {dict(result.unfilled)}; "
+                         f"invalid {dict(result.invalid)}")
+        return dg.MaterializeResult(metadata={
+            **counts_metadata(**{**result.counts(), **counts}, selected_facts=len(selected), **llm_totals),
+            "per_strategy": dg.MetadataValue.json(by("strategy")),
+            "per_generator": dg.MetadataValue.json(by("generator")),
+            "strategy_quota": dg.MetadataValue.json({k: round(v, 3) for k, v in result.plan.strategy_quota.items()}),
+            "unfilled": dg.MetadataValue.json(dict(result.unfilled)),
+            "invalid": dg.MetadataValue.json(dict(result.invalid))})
 
     return dg.Definitions(assets=[items])
+

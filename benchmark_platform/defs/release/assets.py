@@ -72,7 +72,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     def release(context: dg.AssetExecutionContext, database: DatabaseResource, release_directory: ReleaseDirectory,
                 release_key: ReleaseKey) -> dg.MaterializeResult:
         db = database.db
-        files, rows, split = assemble(spec, read_release_tables(db, spec.name), read_plots(db, spec.name),
+        files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec),
                                       release_key.key)
         provenance = {"spec_sha256": spec_fingerprint(spec.model_dump_json()), "dagster_run_id": context.run.run_id,
                       "assets": upstream_provenance(context, spec)}

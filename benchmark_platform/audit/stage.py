@@ -1,0 +1,109 @@
+"""The audit stage's work, independent of Dagster: audit one discipline (re-judging only what changed), calibrate
+the agents on the gold labels, and the kappa report of gold sheets read straight from files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark_platform.audit.calibration import (KappaRow, advisory_agents, calibrate, human_defects,
+                                                  read_gold_sheet)
+from benchmark_platform.audit.persist import (load_advisory, load_answers, load_audit_items, load_gold,
+                                              load_latest_findings, load_previous, store_audit, store_calibration)
+from benchmark_platform.audit.policy import Action, apply_policy
+from benchmark_platform.audit.pool import AuditContext, load_human_reference
+from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
+from benchmark_platform.embed import Embedder
+from benchmark_platform.llm.gateway import Gateway
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database
+
+
+@dataclass
+class DisciplineAudit:
+    audit_run_id: int
+    new_run: bool
+    items: int
+    outcome: AuditOutcome
+    actions: list[Action]
+
+
+def judges(spec: BenchmarkSpec):  # noqa: ANN201 - list[ModelConfig]
+    known = {m.name: m for m in spec.models}
+    unknown = sorted(set(spec.audit.judges) - set(known))
+    if unknown:
+        raise ValueError(f"spec {spec.name!r}: audit.judges names models {unknown} that are not in `models`")
+    return [known[n] for n in spec.audit.judges]
+
+
+def _context(spec: BenchmarkSpec, embedder: Embedder | None) -> AuditContext:
+    reference = load_human_reference(spec.audit.human_reference) if spec.audit.human_reference else ()
+    return AuditContext(spec.audit, embedder, human_reference=reference,
+                        generator_families={m.name: m.family for m in spec.models})
+
+
+def settings_digest(spec: BenchmarkSpec) -> str:
+    return json.dumps(spec.audit.model_dump(mode="json"), sort_keys=True)
+
+
+async def audit_discipline(db: Database, spec: BenchmarkSpec, discipline: str, embedder: Embedder | None,
+                           gateway: Gateway | None = None, dagster_run_id: str | None = None,
+                           agents: Sequence[AnyAgent] = AGENTS) -> DisciplineAudit:
+    items = load_audit_items(db, spec.name, discipline)
+    _, previous = load_previous(db, spec.name, discipline)
+    ctx = _context(spec, embedder)
+    ctx.answers = load_answers(db, spec.name, discipline, ctx.generator_families)
+    outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
+    actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
+    digest = inputs_hash(items, agents, settings_digest(spec) + json.dumps(sorted(
+        (a.item_id, a.model, a.correct) for a in ctx.answers)))
+    run_id, new = store_audit(db, spec.name, discipline, digest, outcome.findings, dagster_run_id,
+                              corpus=outcome.corpus, skipped=outcome.skipped, actions=actions)
+    return DisciplineAudit(run_id, new, len(items), outcome, actions)
+
+
+async def calibrate_spec(db: Database, spec: BenchmarkSpec, embedder: Embedder | None) -> list[KappaRow]:
+    """Kappa of every agent on the gold labels: the agents that need no model run on the imported gold sheets' items;
+    stored items rated in the review app contribute their latest findings. Replaces the spec's calibration."""
+    items, ratings = load_gold(db, spec.audit.gold_sheets)
+    findings = (await run_audit(items, _context(spec, embedder))).findings if items else []
+    stored = load_latest_findings(db, spec.name, {r.item_ref for r in ratings})
+    rows = calibrate([*findings, *stored], human_defects(ratings, spec.audit), spec.audit, spec.seed)
+    store_calibration(db, spec.name, rows)
+    return rows
+
+
+async def sheet_kappa_report(paths: Sequence[Path], spec: BenchmarkSpec, embedder: Embedder | None,
+                             human_reference: Path | None = None) -> tuple[list[KappaRow], set[str]]:
+    """Kappa of the agents that need no frontier model on gold sheets read from files (nothing stored)."""
+    sheets = [read_gold_sheet(p, reviewer=p.stem) for p in paths]
+    items = [i for s in sheets for i in s.items]
+    ctx = _context(spec, embedder)
+    if human_reference is not None:
+        ctx.human_reference = load_human_reference(human_reference)
+    findings = (await run_audit(items, ctx)).findings
+    rows = calibrate(findings, human_defects([r for s in sheets for r in s.ratings], spec.audit), spec.audit,
+                     spec.seed)
+    return rows, advisory_agents(rows)
+
+
+def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
+    """Item-level agents that judge every item: a missing or outdated finding of one of them makes the item stale."""
+    from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING
+    from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
+
+    agents = [*DETERMINISTIC_AGENTS, *([K2_FORMATTING] if spec.audit.kina else []),
+              *([B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK] if spec.audit.judges else [])]
+    return [(a.name, a.version) for a in agents]
+
+
+def stale_items(db: Database, spec: BenchmarkSpec, discipline: str) -> list[str]:
+    """Items whose content (question, options, key, linked facts' texts, difficulty) changed since the latest run's
+    findings, or that a tracked agent's current version has not judged: exactly what a re-audit re-judges."""
+    items = load_audit_items(db, spec.name, discipline)
+    _, previous = load_previous(db, spec.name, discipline)
+    tracked = tracked_agents(spec)
+    return [i.item_id for i in items
+            if any((f := previous.get((i.item_id, a, v))) is None or f.input_hash != i.input_hash for a, v in tracked)]

@@ -1,0 +1,79 @@
+"""Checks of a release's inputs, read from the system of record. Each returns the offending rows (empty = pass).
+
+- `unlinked_items`: items without a fact that traces to a stored document of a registered source;
+- `duplicate_options`: items with two options equal after case folding and whitespace normalisation;
+- `unaudited_items`: items that lack a verdict of some policy agent in their discipline's latest audit run (the
+  drop/relabel policy cannot have been applied to them);
+- `uncalibrated_agents`: LLM-judged agents in the latest audit runs without a Cohen's-kappa calibration row;
+- `unevaluated_items`: (item, configuration) pairs of a discipline's evaluation runs with no answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from benchmark_platform.store import Database
+
+CALIBRATION_TABLE = "audit_calibrations"  # (spec, agent, agent_version, kappa): written by the audit calibration
+SAMPLE = 20
+
+_LATEST = """latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
+                        ORDER BY discipline, audit_run_id DESC)"""
+
+
+def unlinked_items(db: Database, spec: str) -> list[dict[str, Any]]:
+    return db.query("""
+        SELECT i.item_id, i.discipline FROM items i WHERE i.spec = %(spec)s AND NOT EXISTS (
+            SELECT 1 FROM item_facts l JOIN facts f ON f.fact_id = l.fact_id
+                 JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
+            WHERE l.item_id = i.item_id)
+        ORDER BY i.item_id""", {"spec": spec})
+
+
+def duplicate_options(db: Database, spec: str) -> list[dict[str, Any]]:
+    return db.query("""
+        SELECT i.item_id, i.discipline, lower(regexp_replace(btrim(o.text), '\\s+', ' ', 'g')) AS option,
+               count(*) AS copies
+        FROM items i CROSS JOIN LATERAL jsonb_array_elements_text(i.options) AS o(text)
+        WHERE i.spec = %(spec)s
+        GROUP BY i.item_id, i.discipline, 3 HAVING count(*) > 1 ORDER BY i.item_id""", {"spec": spec})
+
+
+def unaudited_items(db: Database, spec: str, policy_agents: Sequence[str]) -> list[dict[str, Any]]:
+    return db.query(f"""
+        WITH {_LATEST}
+        SELECT i.item_id, i.discipline, a.audit_run_id,
+               array(SELECT unnest(%(agents)s::text[]) EXCEPT
+                     SELECT f.agent FROM audit_findings f
+                     WHERE f.audit_run_id = a.audit_run_id AND f.item_id = i.item_id) AS missing_agents
+        FROM items i LEFT JOIN latest a ON a.discipline = i.discipline
+        WHERE i.spec = %(spec)s AND (a.audit_run_id IS NULL OR cardinality(array(
+              SELECT unnest(%(agents)s::text[]) EXCEPT SELECT f.agent FROM audit_findings f
+              WHERE f.audit_run_id = a.audit_run_id AND f.item_id = i.item_id)) > 0)
+        ORDER BY i.item_id""", {"spec": spec, "agents": list(policy_agents)})
+
+
+def uncalibrated_agents(db: Database, spec: str, deterministic_agents: Sequence[str]) -> list[dict[str, Any]]:
+    judged = db.query(f"""
+        WITH {_LATEST}
+        SELECT DISTINCT f.agent, f.agent_version FROM audit_findings f JOIN latest USING (audit_run_id)
+        WHERE NOT f.agent = ANY(%(deterministic)s) ORDER BY 1, 2""", {"spec": spec,
+                                                                     "deterministic": list(deterministic_agents)})
+    if not judged:
+        return []
+    if db.scalar("SELECT to_regclass(%s) IS NOT NULL", (CALIBRATION_TABLE,)) is not True:
+        return [{**row, "reason": f"no table {CALIBRATION_TABLE}"} for row in judged]
+    calibrated = {(r["agent"], r["agent_version"]) for r in db.query(
+        f"SELECT agent, agent_version FROM {CALIBRATION_TABLE} WHERE spec = %s AND kappa IS NOT NULL", (spec,))}
+    return [{**row, "reason": "no kappa on gold labels"} for row in judged
+            if (row["agent"], row["agent_version"]) not in calibrated]
+
+
+def unevaluated_items(db: Database, spec: str) -> list[dict[str, Any]]:
+    return db.query("""
+        SELECT i.item_id, i.discipline, r.model FROM evaluation_runs r JOIN items i
+            ON i.spec = r.spec AND i.discipline = r.discipline
+        WHERE r.spec = %(spec)s AND NOT EXISTS (
+            SELECT 1 FROM evaluation_answers e WHERE e.evaluation_run_id = r.evaluation_run_id AND e.item_id = i.item_id)
+        ORDER BY i.item_id, r.model""", {"spec": spec})

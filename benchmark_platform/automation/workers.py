@@ -1,0 +1,83 @@
+"""Local scale-out for tests and benches: a Dagster instance on PostgreSQL in a DAGSTER_HOME, and celery workers.
+
+Production runs its workers the same way (docs/scale-out.md): `celery -A dagster_celery.app worker -Q dagster`
+with the code on PYTHONPATH, the same DAGSTER_HOME, and the broker given in a `dagster_celery_config` module.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+from benchmark_platform.paths import PROJECT_ROOT
+
+CELERY_QUEUE = "dagster"  # the queue dagster-celery routes steps to
+
+
+def write_dagster_home(home: Path, storage_url: str) -> Path:
+    """A DAGSTER_HOME whose run, event-log and schedule storage live in `storage_url` (PostgreSQL)."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = {"storage": {"postgres": {"postgres_url": storage_url}},
+              "run_coordinator": {"module": "dagster._core.run_coordinator", "class": "DefaultRunCoordinator"},
+              "telemetry": {"enabled": False}}
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return home
+
+
+def write_celery_config(directory: Path, broker: str) -> Path:
+    """The `dagster_celery_config` module workers import: broker, result backend, one unacked task per worker."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "dagster_celery_config.py").write_text(
+        f"broker_url = {broker!r}\nresult_backend = {broker!r}\n"
+        "task_acks_late = True\nworker_prefetch_multiplier = 1\n", encoding="utf-8")
+    return directory
+
+
+@contextmanager
+def celery_workers(count: int, broker: str, dagster_home: Path, env: dict[str, str], log_dir: Path,
+                   ready_timeout_s: float = 60.0) -> Iterator[list[str]]:
+    """Start `count` workers (`w1@bench` ...) on the dagster queue; yields their names; stops them on exit."""
+    config_dir = write_celery_config(log_dir / "celery_config", broker)
+    worker_env = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home),
+                  "PYTHONPATH": os.pathsep.join([str(config_dir), str(PROJECT_ROOT)])}
+    names = [f"w{n}@bench" for n in range(1, count + 1)]
+    processes = []
+    try:
+        for name in names:
+            log = (log_dir / f"{name.split('@')[0]}.log").open("w")
+            processes.append(subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "-Q", CELERY_QUEUE,
+                 "--prefetch-multiplier=1", "--concurrency=1", "-n", name, "--without-gossip", "--without-mingle",
+                 "--loglevel=INFO"], env=worker_env, stdout=log, stderr=subprocess.STDOUT, cwd=log_dir))
+        _wait_ready(names, worker_env, log_dir, processes, ready_timeout_s)
+        yield names
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_ready(names: list[str], env: dict[str, str], log_dir: Path, processes: list[subprocess.Popen],
+                timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        dead = [p.args for p in processes if p.poll() is not None]
+        if dead:
+            raise RuntimeError(f"a celery worker exited at start; see the logs in {log_dir}")
+        logs = [(log_dir / f"{n.split('@')[0]}.log").read_text(errors="replace") for n in names]
+        if all(" ready." in text for text in logs):
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"celery workers not ready after {timeout_s} s; see the logs in {log_dir}")

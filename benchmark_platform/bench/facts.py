@@ -1,0 +1,103 @@
+"""Facts benchmark: the five-stage extractor's throughput on the wine prose corpus and on a 20x larger one.
+
+Corpus: the Wikibooks "Wine" page (MediaWiki chrome stripped by the ingest cleaner) and the boundary descriptions
+of all 333 TTB AVA features (../shared/data/ttb_ava_ucdavis/ava_properties_derived.csv), one document each; the
+20x corpus is 20 copies of it (distinct document ids). Timed end to end: sentence segmentation, parsing, the five
+filters, entity linking, then near-duplicate removal (static MiniLM embedder + faiss) per discipline.
+Side by side in one run: 1 process vs `processes` (default 2) on the base corpus, then the 20x corpus.
+Peak memory is the largest resident set of this process or of any worker process.
+Prints one JSON line: {"bench": "facts", sentences, sentences_per_s, facts, facts_per_s, peak_rss_mb, ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import json
+import resource
+import time
+from collections import Counter
+
+from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.facts.build import Extraction, extract, select
+from benchmark_platform.facts.models import SourceDocument
+from benchmark_platform.ingest.cleaners import strip_mediawiki_chrome
+from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.spec import load_spec
+
+SHARED = PROJECT_ROOT.parent / "shared" / "data"
+COPIES = 20
+
+
+def corpus() -> list[SourceDocument]:
+    page = (SHARED / "wikimedia_pages" / "wikibooks_Wine_Printable_version.md").read_text(encoding="utf-8")
+    documents = [SourceDocument("wikibooks", "wikibooks_wine", "text/markdown", "Wine", strip_mediawiki_chrome(page))]
+    with (SHARED / "ttb_ava_ucdavis" / "ava_properties_derived.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            text = html.unescape(row["boundary_description"]).strip()
+            if text:
+                documents.append(SourceDocument(f"ava:{row['ava_id']}", "ttb_ava_boundaries", "text/plain",
+                                                row["name"], text))
+    return documents
+
+
+def _copies(documents: list[SourceDocument], n: int) -> list[SourceDocument]:
+    return [SourceDocument(f"{d.document_id}#{i}", d.source_id, d.media_type, d.title, d.text)
+            for i in range(n) for d in documents]
+
+
+def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedder) -> dict[str, float]:
+    spec = load_spec("wine")
+    config = spec.facts.model_copy(update={"processes": processes,
+                                           "prose_sources": ["wikibooks_wine", "ttb_ava_boundaries"]})
+    started = time.perf_counter()
+    extraction: Extraction = extract(documents, config, spec.directory)
+    extracted = time.perf_counter() - started
+    by_discipline: dict[str, list] = {}
+    for candidate in extraction.candidates:
+        by_discipline.setdefault(candidate.discipline, []).append(candidate)
+    facts = duplicates = 0
+    for candidates in by_discipline.values():
+        fact_set = select(candidates, config, embedder.encode, {"ttb_ava_boundaries": 1, "wikibooks_wine": 3})
+        facts += len(fact_set.facts)
+        duplicates += len(fact_set.duplicates)
+    total = time.perf_counter() - started
+    return {"documents": len(documents), "sentences": extraction.sentences, "candidates": len(extraction.candidates),
+            "facts": facts, "duplicates_removed": duplicates, "rejected": len(extraction.rejections),
+            "extract_seconds": round(extracted, 2), "total_seconds": round(total, 2),
+            "sentences_per_s": round(extraction.sentences / extracted, 1), "facts_per_s": round(facts / total, 1),
+            "rejections_by_stage": dict(Counter(r.stage for r in extraction.rejections))}
+
+
+def _peak_rss_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(own, workers) / 1024, 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--copies", type=int, default=COPIES)
+    args = parser.parse_args()
+    embedder = StaticEmbedder()
+    base = corpus()
+    one = _run(base, 1, embedder)
+    many = _run(base, args.processes, embedder)
+    large = _run(_copies(base, args.copies), args.processes, embedder)
+    result = {
+        "bench": "facts",
+        "sentences": large["sentences"], "sentences_per_s": large["sentences_per_s"],
+        "facts": large["facts"], "facts_per_s": large["facts_per_s"], "peak_rss_mb": _peak_rss_mb(),
+        "processes": args.processes, "copies": args.copies,
+        "base_1_process": one, f"base_{args.processes}_processes": many, f"corpus_x{args.copies}": large,
+        "process_speedup_base": round(one["extract_seconds"] / many["extract_seconds"], 2),
+        "embedder": f"{embedder.name} {embedder.version}",
+    }
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""Schedules built from the partition definitions: periodic re-ingestion of every source and re-evaluation of every
+discipline. Each tick asks for the partitions in as few runs as the asset's backfill policy allows."""
+
+import dagster as dg
+
+from benchmark_platform.defs.automation.requests import partition_run_requests
+from benchmark_platform.defs.common import discipline_partitions, key, source_partitions
+from benchmark_platform.spec import BenchmarkSpec
+
+
+def _every_partition(spec: BenchmarkSpec, name: str, asset: str, cron: str,
+                     partitions: dg.StaticPartitionsDefinition, description: str) -> dg.ScheduleDefinition:
+    asset_key = key(spec, asset)
+
+    @dg.schedule(name=f"{spec.name}_{name}", cron_schedule=cron, execution_timezone=spec.automation.timezone,
+                 target=dg.AssetSelection.assets(asset_key), description=description)
+    def every_partition(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+        tick = context.scheduled_execution_time.isoformat()
+        return partition_run_requests(context, asset_key, partitions.get_partition_keys(), f"{name}@{tick}",
+                                      tags={"benchmark_platform/schedule": name})
+
+    return every_partition
+
+
+def build_schedules(spec: BenchmarkSpec, asset_keys: set[str]) -> list[dg.ScheduleDefinition]:
+    schedules = []
+    if "source_documents" in asset_keys:
+        schedules.append(_every_partition(spec, "reingest", "source_documents", spec.automation.reingest_cron,
+                                          source_partitions(spec), "Re-read every source (new or changed documents)."))
+    if "evaluation_answers" in asset_keys:
+        schedules.append(_every_partition(spec, "reevaluate", "evaluation_answers", spec.automation.reevaluate_cron,
+                                          discipline_partitions(spec),
+                                          "Re-evaluate every discipline (answers already cached cost nothing)."))
+    return schedules

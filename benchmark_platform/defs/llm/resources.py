@@ -1,0 +1,99 @@
+"""The LLM gateway as a Dagster resource, the metadata helper for LLM-using assets, and the per-provider pools.
+
+An asset that calls models:
+
+    @dg.asset(pool=pool_name(provider), ...)
+    def judged(context, llm: LLMGatewayResource):
+        results, totals = llm.run(models, requests, settings=spec_settings, run_id=context.run_id, schema=Verdict)
+        ...persist the results whose .ok is true...
+        return dg.MaterializeResult(metadata={**counts, **llm_metadata(totals)})
+
+API keys: each model config names its environment variable (`api_key_env`); the resource reads the value at run
+time, hands it to the gateway only, and never logs it or puts it in config. Pools: Dagster lets `steps_per_provider`
+steps of one provider's pool run at once (`dagster instance concurrency set llm_<provider> N`, or the instance's
+`concurrency.pools.default_limit`); each step then takes that share of the provider's concurrency, rpm and tpm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import dagster as dg
+import uvloop
+from pydantic import BaseModel
+
+from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig, pool_name
+from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
+
+
+class LLMGatewayResource(dg.ConfigurableResource):
+    database: DatabaseResource
+    steps_per_provider: int = 1  # the limit of each provider's Dagster pool
+
+    def _share(self, model: ModelConfig) -> ModelConfig:
+        n = self.steps_per_provider
+        if n == 1:
+            return model
+        return model.model_copy(update={"max_concurrency": max(1, model.max_concurrency // n),
+                                        "rpm": model.rpm and max(1, model.rpm // n),
+                                        "tpm": model.tpm and max(1, model.tpm // n)})
+
+    @asynccontextmanager
+    async def open(self, models: Sequence[ModelConfig], settings: GatewaySettings, run_id: str
+                   ) -> AsyncIterator[Gateway]:
+        """A gateway for these models; starts the bundled local model server if a config asks for it."""
+        async with AsyncExitStack() as stack:
+            configs = [self._share(m) for m in models]
+            if any(m.backend == "local_llama" for m in configs):
+                try:
+                    from benchmark_platform.llm.local import LocalModelServer
+                except ImportError as e:  # pragma: no cover - depends on the install
+                    raise RuntimeError("a model config uses the local model: install the `local-llm` extra") from e
+                server = await asyncio.to_thread(lambda: LocalModelServer().__enter__())
+                stack.push(lambda *exc: server.__exit__(*exc))
+                configs = [m.model_copy(update={"base_url": server.base_url}) if m.backend == "local_llama" else m
+                           for m in configs]
+            missing = sorted({f"{m.name} ({m.api_key_env})" for m in configs
+                              if m.api_key_env and not os.environ.get(m.api_key_env)})
+            if missing:
+                raise KeyError(f"API key variables not set for model configs: {', '.join(missing)}")
+            keys = {m.api_key_env: os.environ[m.api_key_env] for m in configs if m.api_key_env}
+            gateway = await stack.enter_async_context(
+                Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys))
+            yield gateway
+
+    def run(self, models: Sequence[ModelConfig], requests: Sequence[ChatRequest | ScoreRequest], *,
+            settings: GatewaySettings, run_id: str, schema: type[BaseModel] | None = None
+            ) -> tuple[list[CallResult], GatewayTotals]:
+        """One batch from synchronous asset code."""
+
+        async def main() -> tuple[list[CallResult], GatewayTotals]:
+            async with self.open(models, settings, run_id) as gateway:
+                results = await gateway.complete_many(requests, schema)
+            return results, gateway.totals
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(main())
+
+
+def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
+    """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)`."""
+    out: dict[str, Any] = {}
+    for name, value in totals.as_dict().items():
+        if isinstance(value, bool):
+            out[name] = dg.MetadataValue.bool(value)
+        elif isinstance(value, int):
+            out[name] = dg.MetadataValue.int(value)
+        else:
+            out[name] = dg.MetadataValue.float(float(value))
+    return out
+
+
+def provider_pools(models: Sequence[ModelConfig]) -> dict[str, str]:
+    """Model config name -> the Dagster pool of its provider."""
+    return {m.name: pool_name(m.provider) for m in models}

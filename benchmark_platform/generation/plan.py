@@ -1,0 +1,148 @@
+"""The orchestrator's arithmetic (OenoBench 3.4): how many items of each strategy, by which generator, at which
+difficulty, in which format, with the answer where.
+
+- Strategy counts: largest-remainder apportionment of the spec's shares over the strategies that can run (the
+  deterministic ones only, when no generator is configured), so each count is within 1 of share x N.
+- Generators: every slot of an LLM strategy goes to a model; each model gets at most floor(cap x N) items (the hard
+  cap) and otherwise a share proportional to its audit pass rate in earlier rounds ((passed + 1) / (audited + 2), so
+  a model never audited starts at 1/2), water-filled under the cap. Slots no model may take under the cap become
+  deterministic distractor-mining slots.
+- Answer positions: each block of k consecutive items of a format holds every position once (seeded order), so the
+  positions are balanced to within one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchmark_platform.generation.config import (
+    DETERMINISTIC,
+    DETERMINISTIC_STRATEGIES,
+    DIFFICULTIES,
+    STRATEGIES,
+    GenerationConfig,
+    Strategy,
+)
+from benchmark_platform.generation.model import seeded
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    strategy: Strategy
+    generator: str
+    difficulty: str | None  # None: the template states it
+    cognitive: str
+    format: str  # 'mcq4' | 'pseudo_mcq10'
+
+
+@dataclass(frozen=True)
+class Plan:
+    slots: tuple[Slot, ...]
+    strategy_quota: dict[str, float]  # share x N of each strategy that can run
+    generator_cap: int
+    generator_counts: dict[str, int]
+    cap_overflow: int  # LLM slots the cap forced onto deterministic distractor mining
+
+
+def largest_remainder(total: int, shares: Mapping[str, float]) -> dict[str, int]:
+    """Integer counts summing to `total`, each within 1 of its exact share (Hamilton apportionment)."""
+    weight = sum(shares.values())
+    if total <= 0 or weight <= 0:
+        return {k: 0 for k in shares}
+    exact = {k: total * v / weight for k, v in shares.items()}
+    counts = {k: math.floor(v) for k, v in exact.items()}
+    for k in sorted(exact, key=lambda k: (counts[k] - exact[k], list(shares).index(k)))[: total - sum(counts.values())]:
+        counts[k] += 1
+    return counts
+
+
+def capped_allocation(total: int, weights: Mapping[str, float], cap: int) -> dict[str, int]:
+    """Split `total` in proportion to `weights` with no one above `cap` (water-filling, then largest remainder).
+    Gives min(total, cap x len(weights)) in all."""
+    total = min(total, cap * len(weights))
+    alloc = dict.fromkeys(weights, 0.0)
+    free, left = set(weights), float(total)
+    while free and left > 1e-9:
+        weight = sum(weights[g] for g in free)
+        share = {g: left * weights[g] / weight if weight > 0 else left / len(free) for g in free}
+        capped = {g for g in free if alloc[g] + share[g] >= cap}
+        if not capped:
+            for g in free:
+                alloc[g] += share[g]
+            break
+        for g in capped:
+            left -= cap - alloc[g]
+            alloc[g] = cap
+        free -= capped
+    counts = {g: math.floor(v + 1e-9) for g, v in alloc.items()}
+    order = sorted((g for g in weights if counts[g] < cap), key=lambda g: (counts[g] - alloc[g], list(weights).index(g)))
+    for g in order[: total - sum(counts.values())]:
+        counts[g] += 1
+    return counts
+
+
+def pass_rate_weights(generators: list[str], audited: Mapping[str, tuple[int, int]]) -> dict[str, float]:
+    """(passed + 1) / (audited + 2) per generator from earlier rounds' audit findings ((passed, audited) pairs)."""
+    return {g: (audited.get(g, (0, 0))[0] + 1) / (audited.get(g, (0, 0))[1] + 2) for g in generators}
+
+
+def _interleave(counts: Mapping[str, int]) -> list[str]:
+    """Each key `counts[key]` times, spread evenly (smooth weighted round robin)."""
+    total = sum(counts.values())
+    current = dict.fromkeys(counts, 0)
+    out = []
+    for _ in range(total):
+        for k in counts:
+            current[k] += counts[k]
+        best = max(counts, key=lambda k: (current[k], -list(counts).index(k)))
+        current[best] -= total
+        out.append(best)
+    return out
+
+
+def balanced_positions(n: int, k: int, seed: int, key: str) -> list[int]:
+    """n answer positions out of k: every block of k holds each position once, in a seeded order."""
+    rng = seeded(seed, "positions", key)
+    out: list[int] = []
+    while len(out) < n:
+        block = list(range(k))
+        rng.shuffle(block)
+        out += block
+    return out[:n]
+
+
+def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]],
+         available: set[str] | None = None) -> Plan:
+    """Slots for `n` items. `available`: strategies the discipline's facts allow (default: all)."""
+    generators = list(config.generators)
+    runnable = [s for s in STRATEGIES if config.strategy_shares.get(s, 0) > 0
+                and (generators or s in DETERMINISTIC_STRATEGIES) and (available is None or s in available)]
+    shares = {s: config.strategy_shares[s] for s in runnable}
+    weight = sum(shares.values())
+    quota = {s: n * v / weight for s, v in shares.items()} if weight else {}
+    counts = largest_remainder(n, shares)
+    cap = math.floor(config.generator_cap * n + 1e-9)
+    llm_slots = sum(c for s, c in counts.items() if s != "template") if generators else 0
+    gen_counts = capped_allocation(llm_slots, pass_rate_weights(generators, audited), cap) if generators else {}
+    overflow = llm_slots - sum(gen_counts.values())
+    # the overflow is taken from the LLM strategies in proportion and rendered as deterministic distractor mining
+    taken = largest_remainder(overflow, {s: counts[s] for s in counts if s != "template"}) if overflow else {}
+    strategies = _interleave({s: counts[s] - taken.get(s, 0) for s in counts if s != "template"}) if generators else []
+    model_for = _interleave(gen_counts)
+    difficulty = _interleave(largest_remainder(len(strategies), {d: config.difficulty_shares.get(d, 0.0)
+                                                                  for d in DIFFICULTIES}))
+    slots: list[Slot] = []
+    for strategy, model, level in zip(strategies, model_for, difficulty, strict=True):
+        slots.append(Slot(len(slots), strategy, model, level, config.cognitive[strategy], "mcq4"))
+    deterministic_dm = (counts.get("distractor_mining", 0) if not generators else 0) + overflow
+    for _ in range(deterministic_dm):
+        slots.append(Slot(len(slots), "distractor_mining", DETERMINISTIC, "L2",
+                          config.cognitive["distractor_mining"], "mcq4"))
+    n_templates = counts.get("template", 0)
+    n_pseudo = round(config.pseudo_mcq.share_of_templates * n_templates)
+    for fmt in _interleave({"pseudo_mcq10": n_pseudo, "mcq4": n_templates - n_pseudo}):
+        slots.append(Slot(len(slots), "template", DETERMINISTIC, None, config.cognitive["template"], fmt))
+    return Plan(tuple(slots), quota, cap, gen_counts, overflow)

@@ -1,0 +1,261 @@
+"""One discipline's generation round: plan the slots, fill them from the selected facts, ask the generators through
+the gateway, run the closed-book gate, and keep the closed-book-solvable share under the corpus cap.
+
+Pure apart from the gateway: the caller loads the facts and stores the result. Reruns give the same items (seeded
+choices, content-derived ids, and the gateway's cache answers every call a crashed run already paid for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from benchmark_platform.embed import Embedder
+from benchmark_platform.generation import strategies as st
+from benchmark_platform.generation.config import DETERMINISTIC, GenerationConfig, QuestionTemplate
+from benchmark_platform.generation.distractors import EntityCatalogue
+from benchmark_platform.generation.model import Fact, Item, norm
+from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, plan
+from benchmark_platform.generation.pseudo_mcq import pseudo_item
+from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
+
+PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE = "L3", "analysis"
+
+
+@dataclass
+class GenerationResult:
+    items: list[Item]
+    reserve: list[Item]  # closed-book-solvable items over the corpus cap (OenoBench B.4's reserve pool)
+    plan: Plan
+    unfilled: Counter[str] = field(default_factory=Counter)  # slots without a usable fact, per strategy
+    invalid: Counter[str] = field(default_factory=Counter)  # LLM answers rejected, per strategy
+
+    def tally(self, attr: str) -> dict[str, int]:
+        """Items per value of an Item attribute ('strategy', 'generator', 'format', ...)."""
+        return dict(sorted(Counter(getattr(i, attr) for i in self.items).items()))
+
+    def counts(self) -> dict[str, int]:
+        return {"items": len(self.items), "reserve": len(self.reserve), "slots": len(self.plan.slots),
+                "unfilled": sum(self.unfilled.values()), "invalid": sum(self.invalid.values()),
+                "cap_overflow": self.plan.cap_overflow, "generator_cap": self.plan.generator_cap}
+
+
+class _Context:
+    """What the strategies draw on: indexes over the discipline's facts, built once."""
+
+    def __init__(self, selected: list[Fact], pool: list[Fact], templates: list[QuestionTemplate],
+                 embedder: Embedder) -> None:
+        seen = {f.fact_id for f in selected}
+        self.selected = selected
+        self.everything = selected + [f for f in pool if f.fact_id not in seen]
+        self.index = FieldIndex(self.everything)
+        self.catalogue = EntityCatalogue(self.everything, embedder)
+        self.templates = templates
+        self.embedder = embedder
+        self.by_subject: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+        for f in self.everything:
+            if f.structured and f.entity_type:
+                self.by_subject[(f.entity_type, norm(f.subject or ""))].append(f)
+        self._vectors = None
+
+    def mined(self) -> Iterator[st.Mined]:
+        """Selected facts with an entity to ask for and three confusable distractors, in rank order."""
+        return (m for m in (st.mine(f, self.catalogue) for f in self.selected) if m is not None)
+
+    def pairs(self) -> Iterator[tuple[Fact, Fact]]:
+        """Selected structured facts with their entity-affinity partner, in rank order."""
+        return ((f, p) for f in self.selected if f.structured
+                for p in [st.partner(f, self.index, self.by_subject, self.catalogue)] if p is not None)
+
+    def available(self) -> set[str]:
+        out = {"fact_to_question"} if self.selected else set()
+        if any(matching_templates(self.templates, f) for f in self.selected):
+            out.add("template")
+        if next(self.mined(), None) is not None:
+            out.add("distractor_mining")
+        if next(self.pairs(), None) is not None:
+            out.add("comparative")
+        if len(self.everything) >= 3 and self.selected:
+            out.add("scenario")
+        return out
+
+    def template_pairs(self) -> Iterator[tuple[Fact, QuestionTemplate]]:
+        """(fact, template) in rank order, each fact's templates rotated so consecutive facts vary."""
+        per_fact = [(r, f, matching_templates(self.templates, f)) for r, f in enumerate(self.selected)]
+        depth = max((len(ts) for _, _, ts in per_fact), default=0)
+        for round_ in range(depth):
+            for r, f, ts in per_fact:
+                if round_ < len(ts):
+                    yield f, ts[(r + round_) % len(ts)]
+
+    def pseudo_groups(self) -> Iterator[list[Fact]]:
+        """A structured selected fact and further facts of its entity type, other subjects, one per statement."""
+        structured = [f for f in self.selected if f.structured]
+        for i, seed in enumerate(structured):
+            group, subjects = [seed], {norm(seed.subject or "")}
+            for other in structured[i + 1:] + structured[:i] + self.everything:
+                if other.structured and other.entity_type == seed.entity_type \
+                        and norm(other.subject or "") not in subjects:
+                    group.append(other)
+                    subjects.add(norm(other.subject or ""))
+                if len(group) == 12:
+                    break
+            yield group
+
+    def clusters(self, size_of: Iterator[int]) -> Iterator[list[Fact]]:
+        if self._vectors is None:
+            self._vectors = self.embedder.encode([f.text for f in self.everything])
+            self._row = {f.fact_id: i for i, f in enumerate(self.everything)}
+        for seed, size in zip(self.selected, size_of, strict=False):
+            yield st.cluster(seed, self.everything, self._vectors, self._row, size)
+
+
+def _fill(slots: list[Slot], candidates: Iterator, build) -> tuple[list, int]:  # noqa: ANN001
+    """Give each slot the next candidate `build` accepts; returns (built, unfilled count)."""
+    out = []
+    for slot in slots:
+        for candidate in candidates:
+            made = build(slot, candidate)
+            if made is not None:
+                out.append(made)
+                break
+        else:
+            return out, len(slots) - len(out)
+    return out, 0
+
+
+async def generate(spec_name: str, seed: int, discipline: str, config: GenerationConfig, selected: list[Fact],
+                   pool: list[Fact],
+                   audited: Mapping[str, tuple[int, int]], embedder: Embedder,
+                   gateway: Gateway | None = None, ordinal: int = 0) -> GenerationResult:
+    """`ordinal`: the discipline's place in the taxonomy; answer positions are rotated by it, so that disciplines
+    with few items of a format do not all put their answers in the same places."""
+    if config.generators and gateway is None:
+        raise ValueError(f"generation.generators {config.generators} need an LLM gateway")
+    ctx = _Context(selected, pool, config.templates, embedder)
+    the_plan = plan(config.items_per_discipline or len(selected), config, audited, ctx.available())
+    slots_by = defaultdict(list)
+    for slot in the_plan.slots:
+        slots_by[(slot.strategy, slot.generator == DETERMINISTIC, slot.format)].append(slot)
+    positions = {fmt: iter(balanced_positions(sum(s.format == fmt for s in the_plan.slots), k, seed, fmt))
+                 for fmt, k in (("mcq4", config.options_per_item), ("pseudo_mcq10", config.pseudo_mcq.options))}
+    width = {"mcq4": config.options_per_item, "pseudo_mcq10": config.pseudo_mcq.options}
+    pos = {s.index: (next(positions[s.format]) + ordinal) % width[s.format] for s in the_plan.slots}
+    result = GenerationResult([], [], the_plan)
+    version = templates_version(config.templates)
+
+    # deterministic slots
+    made, result.unfilled["template"] = _fill(
+        slots_by[("template", True, "mcq4")], ctx.template_pairs(),
+        lambda s, c: template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index],
+                                   version))
+    result.items += made
+    made, missing = _fill(
+        slots_by[("template", True, "pseudo_mcq10")], ctx.pseudo_groups(),
+        lambda s, g: pseudo_item(spec_name, seed, g, ctx.index, config.pseudo_mcq, pos[s.index], PSEUDO_DIFFICULTY,
+                                 PSEUDO_COGNITIVE))
+    result.items += made
+    result.unfilled["template"] += missing
+    mined_iter = ctx.mined()
+    made, result.unfilled["distractor_mining"] = _fill(
+        slots_by[("distractor_mining", True, "mcq4")], mined_iter,
+        lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive))
+    result.items += made
+
+    # LLM slots: one request each, answered in two gateway batches (one per answer schema)
+    drafts: list[tuple[Slot, ChatRequest, dict[str, str], dict]] = []
+    mined_reqs: list[tuple[Slot, ChatRequest, st.Mined]] = []
+    llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC]
+    f2q = iter(ctx.selected)
+    pairs = ctx.pairs()
+    kinds = config.scenario_types_for(discipline)
+    clusters = ctx.clusters(iter(3 + i % 3 for i in range(len(ctx.selected)))) if llm_slots else iter(())
+    for slot in llm_slots:
+        ctx_args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
+        if slot.strategy == "fact_to_question":
+            fact = next(f2q, None)
+            if fact is None:
+                result.unfilled[slot.strategy] += 1
+                continue
+            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
+                **ctx_args, "fact_id": fact.fact_id, "fact": fact.text}), {fact.fact_id: "answer"}, {}))
+        elif slot.strategy == "comparative":
+            pair = next(pairs, None)
+            if pair is None:
+                result.unfilled[slot.strategy] += 1
+                continue
+            a, b = pair
+            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
+                **ctx_args, "fact_a_id": a.fact_id, "fact_a": a.text, "fact_b_id": b.fact_id, "fact_b": b.text}),
+                {a.fact_id: "answer", b.fact_id: "answer"}, {"field": a.field}))
+        elif slot.strategy == "scenario":
+            group = next(clusters, None)
+            if group is None:
+                result.unfilled[slot.strategy] += 1
+                continue
+            kind = kinds[slot.index % len(kinds)]
+            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
+                **ctx_args, "scenario_type": kind, "facts": "\n".join(f"[{f.fact_id}] {f.text}" for f in group)}),
+                {f.fact_id: "answer" for f in group}, {"scenario_type": kind, "cluster_size": len(group)}))
+        else:  # distractor_mining
+            mined = next(mined_iter, None)
+            if mined is None:
+                result.unfilled[slot.strategy] += 1
+                continue
+            mined_reqs.append((slot, st.request(slot.strategy, slot.generator, seed, {
+                **ctx_args, "fact_id": mined.fact.fact_id, "fact": mined.fact.text, "answer": mined.entity.surface,
+                "distractors": "; ".join(n for n, _ in reversed(mined.distractors))}), mined))
+    if drafts or mined_reqs:
+        assert gateway is not None
+        draft_results, mined_results = await asyncio.gather(
+            gateway.complete_many([r for _, r, _, _ in drafts], st.McqDraft),
+            gateway.complete_many([r for _, r, _ in mined_reqs], st.MinedQuestion))
+        for (slot, _, facts, params), res in zip(drafts, draft_results, strict=True):
+            if not res.ok:
+                result.invalid[slot.strategy] += 1
+                continue
+            result.items.append(st.draft_item(spec_name, slot.strategy, slot.generator, facts, res.parsed,
+                                              pos[slot.index], slot.difficulty or "L2", slot.cognitive, params))
+        for (slot, _, mined), res in zip(mined_reqs, mined_results, strict=True):
+            item = st.mined_item(spec_name, slot.generator, mined, res.parsed, pos[slot.index],
+                                 slot.difficulty or "L2", slot.cognitive) if res.ok else None
+            if item is None:
+                result.invalid[slot.strategy] += 1
+            else:
+                result.items.append(item)
+
+    result.items = list({i.item_id: i for i in result.items}.values())
+    await _gate(result, config, seed, gateway)
+    return result
+
+
+async def _gate(result: GenerationResult, config: GenerationConfig, seed: int, gateway: Gateway | None) -> None:
+    """Closed-book gate per difficulty (L4 skipped) and the corpus cap on the solvable share."""
+    asked = []
+    for item in result.items:
+        model = config.gate.models.get(item.difficulty)  # type: ignore[call-overload]
+        if item.difficulty == "L4":
+            item.gate_result = "skipped"
+        elif model is not None and gateway is not None:
+            asked.append((item, st.gate_request(item, model, seed)))
+    if asked:
+        answers = await gateway.complete_many([r for _, r in asked], st.GateAnswer)  # type: ignore[union-attr]
+        for (item, _), res in zip(asked, answers, strict=True):
+            if not res.ok:
+                item.gate_result = "gate_error"
+                continue
+            letter = res.parsed.answer.strip().upper()[:1]
+            solved = letter == st.LETTERS[item.answer_index]
+            item.gate_result = "closed_book_solvable" if solved else "not_solvable"
+    cap = config.gate.max_solvable_share
+    solvable = [i for i in result.items if i.gate_result == "closed_book_solvable"]
+    n = len(result.items)
+    excess = len(solvable) - cap * n
+    reserve_n = 0 if excess <= 0 else (len(solvable) if cap >= 1 else math.ceil(excess / (1 - cap) - 1e-9))
+    reserved = {i.item_id for i in sorted(solvable, key=lambda i: i.item_id)[:reserve_n]}
+    result.reserve = [i for i in result.items if i.item_id in reserved]
+    result.items = [i for i in result.items if i.item_id not in reserved]

@@ -1,0 +1,55 @@
+"""A real multi-partition job on two celery workers over the machine's Redis, with a PostgreSQL Dagster instance."""
+
+import random
+
+import dagster as dg
+import pytest
+import redis
+
+from benchmark_platform.automation.workers import celery_workers, write_dagster_home
+from benchmark_platform.bench.backfill import run_ranges, seed_items
+from benchmark_platform.spec import load_spec
+from benchmark_platform.store import Database, migrate
+from benchmark_platform.store.settings import DATABASE_URL_ENV
+
+BROKER_HOST = "redis://127.0.0.1:6379"
+
+
+@pytest.fixture
+def broker() -> str:
+    url = f"{BROKER_HOST}/{random.randint(1, 15)}"  # a database of its own: no other run's messages
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        pytest.skip("no Redis at 127.0.0.1:6379 (.ci/run starts one)")
+    client.flushdb()
+    yield url
+    client.flushdb()
+
+
+@pytest.mark.slow
+def test_partition_ranges_run_on_two_celery_workers(fresh_database, broker, tmp_path, monkeypatch) -> None:
+    spec = load_spec("kina")
+    db = Database(fresh_database("bp_celery"))
+    migrate(db)
+    dagster_url = fresh_database("bp_celery_dagster").replace("postgresql://", "postgresql+psycopg2://", 1)
+    disciplines = spec.discipline_keys[:6]
+    assert seed_items(db, spec, disciplines) > 0
+    home = write_dagster_home(tmp_path / "dagster_home", dagster_url)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv(DATABASE_URL_ENV, db.url)
+    with dg.DagsterInstance.get() as instance, \
+            celery_workers(2, broker, home, {DATABASE_URL_ENV: db.url}, tmp_path) as workers:
+        _, run_ids = run_ranges(instance, {"celery": {"broker": broker, "backend": broker}}, disciplines, runs=4)
+        hosts = {str(event.dagster_event.engine_event_data.metadata["Celery worker"].value)
+                 for run_id in run_ids
+                 for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+                 if "Celery worker" in event.dagster_event.engine_event_data.metadata}
+        materialized = {record.partition_key for record in instance.fetch_materializations(
+            dg.AssetKey(["kina", "bench_audit"]), limit=100).records}
+    assert hosts == set(workers)  # each worker executed at least one step
+    assert materialized == set(disciplines)
+    audited = db.query("SELECT discipline, dagster_run_id FROM audit_runs WHERE spec = 'kina'")
+    assert {row["discipline"] for row in audited} == set(disciplines)
+    assert {row["dagster_run_id"] for row in audited} == set(run_ids)

@@ -1,0 +1,69 @@
+"""A database prepared once: the wine snapshot's AVA and grape-list sources ingested, their facts extracted and
+selected (regions, grape_varieties). Tests then materialise only the `items` asset's partitions on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import dagster as dg
+import pytest
+
+from benchmark_platform.defs import facts, ingest, selection
+from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
+from benchmark_platform.defs.generation import build_defs
+from benchmark_platform.defs.llm import LLMGatewayResource
+from benchmark_platform.llm.config import ModelConfig
+from benchmark_platform.llm.double import Script, ServerThread
+from benchmark_platform.spec import BenchmarkSpec, load_spec
+from benchmark_platform.store import Database, migrate
+
+SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list")
+DISCIPLINES = ("regions", "grape_varieties")
+
+
+@pytest.fixture(scope="session")
+def prepared(fresh_database) -> Database:
+    db = Database(fresh_database("bp_generation"))
+    migrate(db)
+    spec = load_spec("wine")
+    upstream = [stage.build_defs(spec) for stage in (ingest, facts, selection)]  # not the whole graph
+    resources = {k: v for d in upstream for k, v in (d.resources or {}).items()}
+    resources.update(database=DatabaseResource(url=db.url), embedder=EmbedderResource())
+    graph = {a.key.path[-1]: a for d in upstream for a in d.assets if isinstance(a, dg.AssetsDefinition)}
+    with dg.instance_for_test() as instance:
+        for source in SOURCES:
+            dg.materialize([graph["source_documents"], graph["fact_candidates"]], partition_key=source,
+                           resources=resources, instance=instance)
+        for discipline in DISCIPLINES:
+            dg.materialize([graph["facts"], graph["selected_facts"]], partition_key=discipline,
+                           resources=resources, instance=instance)
+    return db
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[Callable[[Script], ServerThread]]:
+    started: list[ServerThread] = []
+
+    def start(script: Script) -> ServerThread:
+        server = ServerThread(script).__enter__()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.__exit__(None, None, None)
+
+
+def scripted_models(base_url: str, n: int, tag: str) -> list[ModelConfig]:
+    """n generator configs on one scripted server; `tag` keeps their cache keys apart from other tests'."""
+    return [ModelConfig(name=f"gen{i}", family=f"family{i}", base_url=base_url, model=f"{tag}-{i}")
+            for i in range(n)]
+
+
+def generate_items(db: Database, spec: BenchmarkSpec, discipline: str) -> dg.AssetMaterialization:
+    """Materialise the spec's `items` asset for one partition; returns its materialisation (with metadata)."""
+    resources = {"database": DatabaseResource(url=db.url), "embedder": EmbedderResource(),
+                 "llm": LLMGatewayResource(database=DatabaseResource(url=db.url))}
+    assets = [a for a in build_defs(spec).assets if isinstance(a, dg.AssetsDefinition)]
+    result = dg.materialize(assets, partition_key=discipline, resources=resources)
+    return result.asset_materializations_for_node(assets[0].node_def.name)[0]

@@ -1,0 +1,88 @@
+"""Each LLM strategy against a scripted OpenAI-compatible model on loopback: a valid answer is stored with its
+facts, generator, strategy, prompt version and gate result; an invalid answer stores nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmark_platform.generation.config import DETERMINISTIC
+from benchmark_platform.generation.strategies import prompt_version
+from benchmark_platform.llm.double import Rule, Script
+from benchmark_platform.spec import load_spec
+from benchmark_platform_tests.generation.conftest import generate_items, scripted_models
+
+DRAFT = json.dumps({"question": "Which option is grounded in the verified fact?", "answer": "Alpha",
+                    "distractors": ["Beta", "Gamma", "Delta"], "explanation": "Alpha is what the fact states."})
+MINED = json.dumps({"question": "Which entity does the verified statement describe?",
+                    "explanation": "The statement is about the answer; the others are confusable neighbours."})
+VALID = [Rule(match="TASK: distractor_mining", reply=f"```json\n{MINED}\n```"),
+         Rule(match="TASK: closed_book", reply='{"answer": "A"}'),
+         Rule(match="TASK:", reply=f"Here it is: {DRAFT} -- done")]
+INVALID = [Rule(match="TASK: distractor_mining", reply='{"question": "Too short"}'),
+           Rule(match="TASK: closed_book", reply='{"answer": "A"}'),
+           Rule(match="TASK:", reply=json.dumps({"question": "Which is right?", "answer": "Alpha",
+                                                  "distractors": ["Alpha", "Beta", "Gamma"],
+                                                  "explanation": "duplicated option"}))]
+STRATEGIES = ["fact_to_question", "distractor_mining", "scenario", "comparative"]
+
+
+def spec_with(models, strategy: str, gate: bool = True):
+    spec = load_spec("wine")
+    generation = spec.generation.model_copy(update={
+        "generators": [m.name for m in models], "strategy_shares": {strategy: 1.0}, "items_per_discipline": 8, "generator_cap": 0.25,
+        "gate": spec.generation.gate.model_copy(update={"models": {"L1": models[0].name, "L2": models[0].name,
+                                                                    "L3": models[0].name} if gate else {}})})
+    return spec.model_copy(update={"models": models, "generation": generation})
+
+
+def stored(db, discipline: str) -> list[dict]:
+    return db.query("""SELECT i.item_id, i.format, i.options, i.answer_index, g.strategy, g.generator,
+                              g.prompt_version, g.gate_result, array_agg(f.fact_id) AS facts
+                       FROM items i JOIN generation_metadata g USING (item_id) JOIN item_facts f USING (item_id)
+                       WHERE i.spec = 'wine' AND i.discipline = %s GROUP BY i.item_id, g.item_id""", (discipline,))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_valid_answers_are_stored_and_invalid_ones_store_nothing(prepared, servers, strategy):
+    server = servers(Script(rules=VALID))
+    models = scripted_models(server.base_url, 5, f"valid-{strategy}")
+    meta = generate_items(prepared, spec_with(models, strategy), "regions").metadata
+    rows = stored(prepared, "regions")
+    assert len(rows) == 8 and meta["invalid"].value == {}
+    assert {r["strategy"] for r in rows} == {strategy}
+    assert {r["generator"] for r in rows} <= {m.name for m in models}
+    assert {r["prompt_version"] for r in rows} == {prompt_version(strategy)}
+    assert {r["gate_result"] for r in rows} <= {"closed_book_solvable", "not_solvable", "skipped"}
+    minimum_facts = {"scenario": 3, "comparative": 2}.get(strategy, 1)
+    assert all(len(set(r["facts"])) >= minimum_facts for r in rows)
+    assert all(len(r["options"]) == 4 and len({o.lower() for o in r["options"]}) == 4 for r in rows)
+
+    bad = servers(Script(rules=INVALID))
+    meta = generate_items(prepared, spec_with(scripted_models(bad.base_url, 5, f"invalid-{strategy}"), strategy),
+                          "regions").metadata
+    assert stored(prepared, "regions") == [] and meta["invalid"].value == {strategy: 8}
+
+
+def test_the_closed_book_cap_moves_the_excess_to_the_reserve(prepared, servers):
+    server = servers(Script(rules=VALID))
+    models = scripted_models(server.base_url, 5, "reserve")
+    spec = spec_with(models, "fact_to_question")
+    spec = spec.model_copy(update={"generation": spec.generation.model_copy(update={
+        "gate": spec.generation.gate.model_copy(update={"max_solvable_share": 0.0})})})
+    meta = generate_items(prepared, spec, "regions").metadata
+    kept = stored(prepared, "regions")
+    reserve = prepared.query("SELECT gate_result FROM generation_reserve WHERE spec = 'wine' AND discipline = 'regions'")
+    # the gate model always answers A: exactly the items whose answer is A are closed-book solvable
+    assert reserve and {r["gate_result"] for r in reserve} == {"closed_book_solvable"}
+    assert all(r["answer_index"] != 0 or r["gate_result"] == "skipped" for r in kept)
+    assert meta["reserve"].value == len(reserve) and len(kept) + len(reserve) == 8
+
+
+def test_without_models_only_deterministic_generators_appear(prepared):
+    generate_items(prepared, load_spec("wine"), "grape_varieties")
+    rows = stored(prepared, "grape_varieties")
+    assert rows and {r["generator"] for r in rows} == {DETERMINISTIC}
+    assert {r["strategy"] for r in rows} == {"template", "distractor_mining"}
+    assert {r["gate_result"] for r in rows} <= {"not_run", "skipped"}

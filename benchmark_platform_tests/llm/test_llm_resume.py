@@ -1,0 +1,53 @@
+"""A batch killed with SIGKILL before any cache write is resumed from its journal: nothing is asked twice."""
+
+import signal
+import subprocess
+import sys
+import uuid
+
+from benchmark_platform.llm.double import Script
+from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform_tests.llm.conftest import scripted_model
+
+CHILD = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.store import Database
+
+db_url, base_url, journal, tag = sys.argv[1:5]
+model = ModelConfig(name="scripted", family="test", base_url=base_url, model="scripted-1")
+requests = [ChatRequest(model="scripted", messages=[{"role": "user", "content": f"{tag} {i}"}]) for i in range(30)]
+
+async def main():
+    # flushes far apart: every answer is still only in the journal when the process dies
+    gateway = Gateway([model], GatewaySettings(cache_flush_s=3600, cache_flush_rows=10_000), Database(db_url),
+                      run_id="killed", journal_dir=Path(journal))
+    await gateway.__aenter__()
+    results = await gateway.complete_many(requests)
+    assert all(r.ok for r in results)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+def test_killed_batch_resumes_from_its_journal(serve, run, db, tmp_path):
+    server = serve(Script(default_reply="C"))
+    tag = uuid.uuid4().hex
+    journal = tmp_path / "journal"
+    child = subprocess.run([sys.executable, "-c", CHILD, db.url, server.base_url, str(journal), tag])
+    assert child.returncode == -signal.SIGKILL and server.server.calls == 30
+    assert db.scalar("SELECT count(*) FROM llm_call_cache WHERE request::text LIKE %s", (f"%{tag}%",)) == 0
+    assert len(list(journal.glob("*.jsonl"))) == 1
+
+    requests = [ChatRequest(model="scripted", messages=[{"role": "user", "content": f"{tag} {i}"}]) for i in range(30)]
+    results, totals = run([scripted_model(server.base_url)], requests)
+    assert server.server.calls == 30, "the resume asked the provider again"
+    assert totals.cache_hits == 30 and all(r.text == "C" for r in results)
+    assert not list(journal.glob("*.jsonl")), "replayed segments are removed"
+    killed = db.query("SELECT count(*) AS n, bool_and(status = 'ok') AS ok FROM llm_calls WHERE run_id = 'killed'"
+                      " AND request_hash IN (SELECT request_hash FROM llm_call_cache WHERE request::text LIKE %s)",
+                      (f"%{tag}%",))
+    assert killed == [{"n": 30, "ok": True}], "the dead run's telemetry is recovered too"

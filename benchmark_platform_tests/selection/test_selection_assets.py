@@ -1,0 +1,120 @@
+"""The anchors -> support_centrality -> selected_facts assets on the real PostgreSQL, and the anchor-file sensor."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from benchmark_platform.defs.anchors import build_defs as anchors_defs
+from benchmark_platform.defs.centrality import build_defs as centrality_defs
+from benchmark_platform.defs.selection import build_defs as selection_defs
+from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.spec import load_spec
+from benchmark_platform.store import Database, migrate
+
+# Real sentences of the bundled snapshot (INAO rulebook, en.wikibooks Wine) for the tiny business/viticulture pools.
+FACTS = {
+    "business": [
+        "La production s'établit autour de 5 200 hectolitres.",
+        "Les vins gris (rosés), représentent aujourd'hui un tiers de la production, et ont fait la réputation du vignoble.",
+        "Elle est accompagnée d'une copie de la déclaration de récolte et, selon le cas, d'une copie de la déclaration de production.",
+        "When one typically purchases large quantities of assorted wines, future consumption is the key.",
+        "Les vins sont issus exclusivement des vignes situées dans l'aire parcellaire de production.",
+    ],
+    "viticulture": [
+        "Les vignes présentent une densité minimale à la plantation de 6 000 pieds par hectare.",
+        "La charge maximale moyenne à la parcelle est fixée à 8 500 kilogrammes par hectare.",
+        "Disease poses a threat to grape vines.",
+        "A floor of earth or sand is important, as this also helps to reduce the level of vibrations in the room.",
+        "A cette époque, la vigne à Châteaumeillant est la plus riche culture de ce pays.",
+    ],
+}
+
+
+def _seed_facts(db: Database, spec: str) -> None:
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute(
+            """INSERT INTO sources (source_id, spec, adapter, title, publisher, base_url, tier, licence, attribution)
+               VALUES ('test_src', %s, 'test', 'Test', 'Test', 'https://example.org', 1, 'CC0', 'test')""", (spec,))
+        for discipline, sentences in FACTS.items():
+            text = " ".join(sentences)
+            doc = hashlib.sha256(discipline.encode()).hexdigest()[:20]
+            cur.execute(
+                """INSERT INTO documents (document_id, source_id, url, retrieved_at, media_type, content_hash, raw, text, title)
+                   VALUES (%s, 'test_src', %s, now(), 'text/plain', %s, %s, %s, %s)""",
+                (doc, f"https://example.org/{discipline}", hashlib.sha256(text.encode()).hexdigest(), text.encode(), text, discipline))
+            start = 0
+            for sentence in sentences:
+                cur.execute(
+                    """INSERT INTO facts (fact_id, spec, discipline, document_id, span_start, span_end, text, text_hash, method)
+                       VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'sentence')""",
+                    (hashlib.sha256(sentence.encode()).hexdigest()[:20], spec, discipline, doc, start, start + len(sentence),
+                     sentence, hashlib.sha256(sentence.encode()).hexdigest()))
+                start += len(sentence) + 1
+
+
+@pytest.fixture(scope="module")
+def wine_db(fresh_database):
+    db = Database(fresh_database("bp_selection"))
+    migrate(db)
+    _seed_facts(db, "wine")
+    return db
+
+
+def _materialize(spec, db, discipline):
+    assets = [a for stage in (anchors_defs, centrality_defs, selection_defs) for a in stage(spec).assets]
+    with dg.instance_for_test() as instance:
+        return dg.materialize(assets, partition_key=discipline, instance=instance,
+                              resources={"database": DatabaseResource(url=db.url)})
+
+
+@pytest.mark.parametrize("discipline", ["business", "viticulture"])
+def test_selection_records_a_certified_ratio_and_reruns_idempotently(wine_db, discipline):
+    spec = load_spec("wine")
+    for _ in range(2):
+        result = _materialize(spec, wine_db, discipline)
+        assert result.success
+    selection = wine_db.query("SELECT * FROM selections WHERE spec = 'wine' AND discipline = %s", (discipline,))
+    assert len(selection) == 1 and selection[0]["manual_review"] is None
+    assert 0 < selection[0]["certified_ratio"] <= 1 and selection[0]["objective"] <= selection[0]["upper_bound"] + 1e-12
+    chosen = wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = %s", (discipline,))
+    assert chosen == selection[0]["k_total"]
+    assert wine_db.scalar("SELECT count(*) FROM anchor_imports WHERE spec = 'wine' AND discipline = %s", (discipline,)) == 1
+    assert wine_db.scalar("SELECT count(*) FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,)) == 1
+    run = wine_db.query("SELECT fallback_used FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,))
+    assert run[0]["fallback_used"]  # no LLM configured: psi from deterministic features, and the run says so
+    metadata = [m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey(["wine", "selected_facts"])]
+    assert metadata[0].materialization.metadata["certified_ratio"].value == pytest.approx(selection[0]["certified_ratio"])
+
+
+def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_path):
+    spec = load_spec("wine")
+    copy = tmp_path / "wine"
+    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    shutil.rmtree(copy / "anchors" / "viticulture")
+    bare = spec.model_copy(update={"directory": copy})
+    assert _materialize(bare, wine_db, "viticulture").success
+    row = wine_db.query("SELECT method, manual_review FROM selections WHERE spec = 'wine' AND discipline = 'viticulture'")
+    assert row == [{"method": "manual_review", "manual_review": "no anchor files"}]
+    assert wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = 'viticulture'") == 0
+
+
+def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
+    spec = load_spec("wine")
+    copy = tmp_path / "wine"
+    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    moved = spec.model_copy(update={"directory": copy})
+    sensor = anchors_defs(moved).resolve_sensor_def("wine_anchor_files")
+    first = sensor.evaluate_tick(dg.build_sensor_context(cursor=None))
+    assert sorted(r.partition_key for r in first.run_requests) == sorted(spec.discipline_keys)
+    unchanged = sensor.evaluate_tick(dg.build_sensor_context(cursor=first.cursor))
+    assert unchanged.run_requests == []
+    (copy / "anchors" / "business" / "anchors.yaml").write_text(
+        (copy / "anchors" / "business" / "anchors.yaml").read_text() + "\n# edited\n")
+    changed = sensor.evaluate_tick(dg.build_sensor_context(cursor=first.cursor))
+    assert [r.partition_key for r in changed.run_requests] == ["business"]
+    assert json.loads(changed.cursor)["business"] != json.loads(first.cursor)["business"]
