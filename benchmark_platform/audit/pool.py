@@ -25,6 +25,7 @@ from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
 
 MIN_ITEMS_FOR_STATS = 8
+TAG_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,10 @@ def _tagger():  # noqa: ANN202 - spaCy's Language
 
 
 def pos_bigrams(texts: Sequence[str]) -> list[list[str]]:
-    """Fine-grained POS-tag bigrams of each text (spaCy tagger), with sentence-boundary markers."""
+    """Fine-grained POS-tag bigrams of each text's first TAG_CHARS characters (spaCy tagger), with boundary markers.
+    A template's fingerprint is in the stem's phrasing; tagging long scenario paragraphs whole adds time, not signal."""
     out = []
-    for doc in _tagger().pipe(texts, batch_size=512):
+    for doc in _tagger().pipe((t[:TAG_CHARS] for t in texts), batch_size=512):
         tags = ["<s>", *(t.tag_ for t in doc), "</s>"]
         out.append([f"{a}_{b}" for a, b in zip(tags, tags[1:], strict=False)])
     return out
@@ -155,7 +157,7 @@ def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     observed = np.array(list(counts.values()))
     p = float(stats.chisquare(observed).pvalue)
     expected = observed.sum() / len(observed)
-    over = sorted(g for g, n in counts.items() if n > 2 * expected)
+    over = sorted(g for g, n in counts.items() if (n - expected) / np.sqrt(expected) > 2)  # Pearson residual > 2
     severity: Severity = "fail" if _significant(p, ctx.config.bias_alpha) and over else "pass"
     return AgentResult(corpus=(severity, {"p": p, "strata": len(counts), "over_represented": over,
                                           "top": counts.most_common(5)}))
@@ -163,7 +165,7 @@ def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
 
 def _self_preference(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     """D1: per generator family, its models' accuracy on its own items versus on other families' items."""
-    family_of_item = {i.item_id: ctx.generator_families.get(i.generator or "") for i in items}
+    family_of_item = {i.item_id: ctx.generator_families.get(i.generator, i.generator) for i in items if i.generator}
     acc: dict[str, dict[bool, list[bool]]] = defaultdict(lambda: {True: [], False: []})
     for a in ctx.answers:
         generated_by = family_of_item.get(a.item_id)

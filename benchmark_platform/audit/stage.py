@@ -3,6 +3,7 @@ the agents on the gold labels, and the kappa report of gold sheets read straight
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,12 +14,16 @@ from benchmark_platform.audit.calibration import (KappaRow, advisory_agents, cal
 from benchmark_platform.audit.persist import (load_advisory, load_answers, load_audit_items, load_gold,
                                               load_latest_findings, load_previous, store_audit, store_calibration)
 from benchmark_platform.audit.policy import Action, apply_policy
-from benchmark_platform.audit.pool import AuditContext, load_human_reference
+from benchmark_platform.audit.pool import (C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION, AuditContext,
+                                           load_human_reference)
 from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
 from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
+
+
+ESCALATED = (C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION)
 
 
 @dataclass
@@ -66,7 +71,8 @@ async def audit_discipline(db: Database, spec: BenchmarkSpec, discipline: str, e
 
 async def calibrate_spec(db: Database, spec: BenchmarkSpec, embedder: Embedder | None) -> list[KappaRow]:
     """Kappa of every agent on the gold labels: the agents that need no model run on the imported gold sheets' items;
-    stored items rated in the review app contribute their latest findings. Replaces the spec's calibration."""
+    stored items rated in the review app contribute their latest findings (which win over a sheet's copy of the same
+    item). Replaces the spec's calibration."""
     items, ratings = load_gold(db, spec.audit.gold_sheets)
     findings = (await run_audit(items, _context(spec, embedder))).findings if items else []
     stored = load_latest_findings(db, spec.name, {r.item_ref for r in ratings})
@@ -77,13 +83,15 @@ async def calibrate_spec(db: Database, spec: BenchmarkSpec, embedder: Embedder |
 
 async def sheet_kappa_report(paths: Sequence[Path], spec: BenchmarkSpec, embedder: Embedder | None,
                              human_reference: Path | None = None) -> tuple[list[KappaRow], set[str]]:
-    """Kappa of the agents that need no frontier model on gold sheets read from files (nothing stored)."""
+    """Kappa of the agents that need no frontier model on gold sheets read from files (nothing stored); the
+    escalation-gated deterministic agents (C1, D2) run on every item here, so that they are calibrated too."""
     sheets = [read_gold_sheet(p, reviewer=p.stem) for p in paths]
     items = [i for s in sheets for i in s.items]
     ctx = _context(spec, embedder)
     if human_reference is not None:
         ctx.human_reference = load_human_reference(human_reference)
-    findings = (await run_audit(items, ctx)).findings
+    ungated = [dataclasses.replace(a, gate=None) if a in ESCALATED else a for a in AGENTS]  # calibrate them all
+    findings = (await run_audit(items, ctx, agents=ungated)).findings
     rows = calibrate(findings, human_defects([r for s in sheets for r in s.ratings], spec.audit), spec.audit,
                      spec.seed)
     return rows, advisory_agents(rows)

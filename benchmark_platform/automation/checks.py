@@ -4,7 +4,8 @@
 - `duplicate_options`: items with two options equal after case folding and whitespace normalisation;
 - `unaudited_items`: items that lack a verdict of some policy agent in their discipline's latest audit run (the
   drop/relabel policy cannot have been applied to them);
-- `uncalibrated_agents`: LLM-judged agents in the latest audit runs without a Cohen's-kappa calibration row;
+- `uncalibrated_agents`: LLM-judged agents in the latest audit runs without a row in `audit_calibrations` (the
+  audit stage's Cohen's kappa against the gold labels, which also decides whether the agent is advisory);
 - `unevaluated_items`: (item, configuration) pairs of a discipline's evaluation runs with no answer.
 """
 
@@ -15,7 +16,6 @@ from typing import Any
 
 from benchmark_platform.store import Database
 
-CALIBRATION_TABLE = "audit_calibrations"  # (spec, agent, agent_version, kappa): written by the audit calibration
 SAMPLE = 20
 
 _LATEST = """latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
@@ -55,19 +55,14 @@ def unaudited_items(db: Database, spec: str, policy_agents: Sequence[str]) -> li
 
 
 def uncalibrated_agents(db: Database, spec: str, deterministic_agents: Sequence[str]) -> list[dict[str, Any]]:
-    judged = db.query(f"""
+    """LLM-judged agents of the latest runs with no row in audit_calibrations (kappa against the gold labels)."""
+    return db.query(f"""
         WITH {_LATEST}
         SELECT DISTINCT f.agent, f.agent_version FROM audit_findings f JOIN latest USING (audit_run_id)
-        WHERE NOT f.agent = ANY(%(deterministic)s) ORDER BY 1, 2""", {"spec": spec,
-                                                                     "deterministic": list(deterministic_agents)})
-    if not judged:
-        return []
-    if db.scalar("SELECT to_regclass(%s) IS NOT NULL", (CALIBRATION_TABLE,)) is not True:
-        return [{**row, "reason": f"no table {CALIBRATION_TABLE}"} for row in judged]
-    calibrated = {(r["agent"], r["agent_version"]) for r in db.query(
-        f"SELECT agent, agent_version FROM {CALIBRATION_TABLE} WHERE spec = %s AND kappa IS NOT NULL", (spec,))}
-    return [{**row, "reason": "no kappa on gold labels"} for row in judged
-            if (row["agent"], row["agent_version"]) not in calibrated]
+        WHERE NOT f.agent = ANY(%(deterministic)s) AND NOT EXISTS (
+            SELECT 1 FROM audit_calibrations c
+            WHERE c.spec = %(spec)s AND c.agent = f.agent AND c.agent_version = f.agent_version)
+        ORDER BY 1, 2""", {"spec": spec, "deterministic": list(deterministic_agents)})
 
 
 def unevaluated_items(db: Database, spec: str) -> list[dict[str, Any]]:

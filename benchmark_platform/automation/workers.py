@@ -31,20 +31,21 @@ def write_dagster_home(home: Path, storage_url: str) -> Path:
     return home
 
 
-def write_celery_config(directory: Path, broker: str) -> Path:
-    """The `dagster_celery_config` module workers import: broker, result backend, one unacked task per worker."""
+def write_celery_config(directory: Path, broker: str, preload: tuple[str, ...] = ()) -> Path:
+    """The `dagster_celery_config` module workers import: broker, result backend, one unacked task per worker, and
+    the code modules to import before the pool forks (the first step then need not import the job's code)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "dagster_celery_config.py").write_text(
-        f"broker_url = {broker!r}\nresult_backend = {broker!r}\n"
+        f"broker_url = {broker!r}\nresult_backend = {broker!r}\nimports = {list(preload)!r}\n"
         "task_acks_late = True\nworker_prefetch_multiplier = 1\n", encoding="utf-8")
     return directory
 
 
 @contextmanager
 def celery_workers(count: int, broker: str, dagster_home: Path, env: dict[str, str], log_dir: Path,
-                   ready_timeout_s: float = 60.0) -> Iterator[list[str]]:
+                   preload: tuple[str, ...] = (), ready_timeout_s: float = 120.0) -> Iterator[list[str]]:
     """Start `count` workers (`w1@bench` ...) on the dagster queue; yields their names; stops them on exit."""
-    config_dir = write_celery_config(log_dir / "celery_config", broker)
+    config_dir = write_celery_config(log_dir / "celery_config", broker, preload)
     worker_env = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home),
                   "PYTHONPATH": os.pathsep.join([str(config_dir), str(PROJECT_ROOT)])}
     names = [f"w{n}@bench" for n in range(1, count + 1)]

@@ -15,12 +15,13 @@ celery_over_multiprocess (wall time ratio), and the raw seconds.
 
 import argparse
 import json
+import multiprocessing
 import os
 import tempfile
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -112,24 +113,24 @@ def range_tags(keys: list[str]) -> dict[str, str]:
     return {RANGE_START: keys[0], RANGE_END: keys[-1]}
 
 
-def run_ranges(instance: dg.DagsterInstance, execution: dict, keys: list[str], runs: int,
-               in_flight: int = 2) -> tuple[float, list[str]]:
-    """The keys as `runs` contiguous range runs of the stage job, `in_flight` at a time: (wall seconds, run ids)."""
+def run_ranges(execution: dict, keys: list[str], runs: int, in_flight: int = 2) -> tuple[float, list[str]]:
+    """The keys as `runs` contiguous range runs of the stage job, `in_flight` at a time, each run launched from its
+    own (forked) process on the DAGSTER_HOME instance (Dagster's run execution is not thread-safe): (wall s, run ids)."""
     size = -(-len(keys) // runs)
     chunks = [keys[i:i + size] for i in range(0, len(keys), size)]
-    job = dg.reconstructable(stage_job)
-
-    def one(chunk: list[str]) -> str:
-        with dg.execute_job(job, instance=instance, run_config={"execution": {"config": execution}},
-                            tags=range_tags(chunk)) as result:
-            if not result.success:
-                raise RuntimeError(f"run over {chunk[0]}..{chunk[-1]} failed ({execution})")
-            return result.run_id
-
     started = time.perf_counter()
-    with ThreadPoolExecutor(in_flight) as pool:
-        run_ids = list(pool.map(one, chunks))
+    with ProcessPoolExecutor(in_flight, mp_context=multiprocessing.get_context("fork")) as pool:
+        run_ids = list(pool.map(_execute_range, [execution] * len(chunks), chunks))
     return time.perf_counter() - started, run_ids
+
+
+def _execute_range(execution: dict, chunk: list[str]) -> str:
+    with dg.DagsterInstance.get() as instance, dg.execute_job(
+            dg.reconstructable(stage_job), instance=instance, run_config={"execution": {"config": execution}},
+            tags=range_tags(chunk)) as result:
+        if not result.success:
+            raise RuntimeError(f"run over {chunk[0]}..{chunk[-1]} failed ({execution})")
+        return result.run_id
 
 
 def clear_findings(db: Database, spec: BenchmarkSpec) -> None:
@@ -211,10 +212,10 @@ def _measure(db: Database, spec: BenchmarkSpec, keys: list[str], dagster_url: st
         sample_compute_s = sum(per_partition[d] for d in sample)
 
         clear_findings(db, spec)
-        multiprocess_s, _ = run_ranges(instance, {"multiprocess": {}}, keys, args.runs)
+        multiprocess_s, _ = run_ranges({"multiprocess": {}}, keys, args.runs)
         clear_findings(db, spec)
-        with celery_workers(2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp)):
-            celery_s, _ = run_ranges(instance, {"celery": {"broker": args.broker, "backend": args.broker}}, keys,
+        with celery_workers(2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp), preload=(__name__,)):
+            celery_s, _ = run_ranges({"celery": {"broker": args.broker, "backend": args.broker}}, keys,
                                   args.runs)
         instance.dispose()
 

@@ -5,7 +5,8 @@ of all 333 TTB AVA features (../shared/data/ttb_ava_ucdavis/ava_properties_deriv
 20x corpus is 20 copies of it (distinct document ids). Timed end to end: sentence segmentation, parsing, the five
 filters, entity linking, then near-duplicate removal (static MiniLM embedder + faiss) per discipline.
 Side by side in one run: 1 process vs `processes` (default 2) on the base corpus, then the 20x corpus.
-Peak memory is the largest resident set of this process or of any worker process.
+Peak memory is the largest resident set of this process or of any worker process. CPU seconds (this process and
+its workers) are reported beside wall time, with the load average, since the machine may be shared.
 Prints one JSON line: {"bench": "facts", sentences, sentences_per_s, facts, facts_per_s, peak_rss_mb, ...}.
 """
 
@@ -15,6 +16,7 @@ import argparse
 import csv
 import html
 import json
+import os
 import resource
 import time
 from collections import Counter
@@ -51,9 +53,10 @@ def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedd
     spec = load_spec("wine")
     config = spec.facts.model_copy(update={"processes": processes,
                                            "prose_sources": ["wikibooks_wine", "ttb_ava_boundaries"]})
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     extraction: Extraction = extract(documents, config, spec.directory)
     extracted = time.perf_counter() - started
+    extract_cpu = _cpu_seconds() - cpu_started
     by_discipline: dict[str, list] = {}
     for candidate in extraction.candidates:
         by_discipline.setdefault(candidate.discipline, []).append(candidate)
@@ -67,7 +70,16 @@ def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedd
             "facts": facts, "duplicates_removed": duplicates, "rejected": len(extraction.rejections),
             "extract_seconds": round(extracted, 2), "total_seconds": round(total, 2),
             "sentences_per_s": round(extraction.sentences / extracted, 1), "facts_per_s": round(facts / total, 1),
+            "extract_cpu_seconds": round(extract_cpu, 2),
+            "sentences_per_cpu_s": round(extraction.sentences / extract_cpu, 1),
             "rejections_by_stage": dict(Counter(r.stage for r in extraction.rejections))}
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished worker processes (user + system)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 def _peak_rss_mb() -> float:
@@ -81,6 +93,7 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--copies", type=int, default=COPIES)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     embedder = StaticEmbedder()
     base = corpus()
     one = _run(base, 1, embedder)
@@ -94,6 +107,7 @@ def main() -> int:
         "base_1_process": one, f"base_{args.processes}_processes": many, f"corpus_x{args.copies}": large,
         "process_speedup_base": round(one["extract_seconds"] / many["extract_seconds"], 2),
         "embedder": f"{embedder.name} {embedder.version}",
+        "cpu_count": os.cpu_count(), "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
     print(json.dumps(result, ensure_ascii=False))
     return 0

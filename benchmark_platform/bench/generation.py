@@ -30,7 +30,7 @@ from benchmark_platform.generation.distractors import EntityCatalogue
 from benchmark_platform.generation.model import Entity, Fact, norm
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.run import generate
-from benchmark_platform.generation.strategies import cloze_item, mine
+from benchmark_platform.generation.strategies import cloze_item, mine_all
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig
 from benchmark_platform.llm.double import Latency, Rule, Script
@@ -73,7 +73,7 @@ def deterministic_rates(facts: list[Fact]) -> dict[str, float]:
     t0 = time.perf_counter()
     catalogue = EntityCatalogue(subset, StaticEmbedder())
     cloze = sum(cloze_item("bench", m, 0, "comprehension") is not None
-                for m in (mine(f, catalogue) for f in subset[:1000]) if m is not None)
+                for m in mine_all(subset[:1000], catalogue, FieldIndex(subset)) if m is not None)
     cloze_rate = cloze / (time.perf_counter() - t0)
     config, by_field = PseudoMcqConfig(), {}
     for f in facts:
@@ -86,9 +86,10 @@ def deterministic_rates(facts: list[Fact]) -> dict[str, float]:
             "cloze_items_per_s": round(cloze_rate, 1), "pseudo_mcq_items_per_s": round(pseudo_rate, 1)}
 
 
-async def _llm_round(db, models: list[ModelConfig], facts: list[Fact], journal: Path):  # noqa: ANN001, ANN202
+async def _llm_round(db, models: list[ModelConfig], facts: list[Fact], journal: Path,  # noqa: ANN001, ANN202
+                     only: str | None = None):
     spec = load_spec("wine")
-    shares = {s: v for s, v in spec.generation.strategy_shares.items() if s != "template"}
+    shares = {s: v for s, v in spec.generation.strategy_shares.items() if s != "template" and only in (None, s)}
     config = spec.generation.model_validate({
         **spec.generation.model_dump(), "generators": [m.name for m in models], "items_per_discipline": LLM_ITEMS,
         "strategy_shares": {s: v / sum(shares.values()) for s, v in shares.items()}})
@@ -116,7 +117,11 @@ def main() -> None:
     try:
         models = [ModelConfig(name=f"gen{i}", family=f"family{i}", base_url=server.base_url, provider="loopback",
                               model=f"m{i}", max_tokens=64, max_concurrency=CONCURRENCY) for i in range(5)]
-        result, totals, wall = uvloop.run(_llm_round(db, models, facts, Path(tempfile.mkdtemp(prefix="gen_bench_"))))
+        journal = Path(tempfile.mkdtemp(prefix="gen_bench_"))
+        result, totals, wall = uvloop.run(_llm_round(db, models, facts, journal))
+        # reference in the same run: fact-to-question only (no mining, pairing or clustering), fresh requests
+        other = [m.model_copy(update={"model": m.model + "-f2q"}) for m in models]
+        _, f2q_totals, f2q_wall = uvloop.run(_llm_round(db, other, facts, journal, only="fact_to_question"))
     finally:
         server.stop()
         _drop(db, admin_url)
@@ -132,7 +137,10 @@ def main() -> None:
         "llm_round_seconds": round(wall, 2),
         "llm_bound_calls_per_s": CONCURRENCY / LATENCY_S,
         "llm_throughput_over_bound": round(calls / wall / (CONCURRENCY / LATENCY_S), 4),
+        "llm_f2q_only_throughput_over_bound": round(f2q_totals.provider_calls / f2q_wall / (CONCURRENCY / LATENCY_S),
+                                                    4),
         "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }))
 
 

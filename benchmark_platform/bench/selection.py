@@ -24,7 +24,6 @@ import math
 import resource
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import polars as pl

@@ -103,8 +103,8 @@ class PairFeaturizer:
         self.constraint_sizes = np.asarray(self.constraints.sum(axis=1)).ravel()
 
     def __call__(self, qi: np.ndarray, ui: np.ndarray) -> np.ndarray:
-        """phi(q, u) for each (qi[j], ui[j]); float32 array of shape (len(qi), len(PAIR_FEATURES))."""
-        out = np.empty((len(qi), len(PAIR_FEATURES)), dtype=np.float32)
+        """phi(q, u) for each (qi[j], ui[j]); float64 array of shape (len(qi), len(PAIR_FEATURES))."""
+        out = np.empty((len(qi), len(PAIR_FEATURES)), dtype=np.float64)
         for start in range(0, len(qi), _CHUNK):
             q, u = qi[start : start + _CHUNK], ui[start : start + _CHUNK]
             shared = _rowwise_dot(self.words[q], self.words[u])

@@ -29,6 +29,7 @@ class CentralityParams(BaseModel):
     recheck_share: float = Field(default=0.1, ge=0, le=1, description="rho: re-checks are at most rho * N_d")
     embedding_dim: int = Field(default=128, ge=2, description="size of the deterministic fallback embedding")
     mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
+    mip_time_limit_s: float = Field(default=20.0, gt=0, description="MIP time limit; its dual bound still certifies")
     seed: int = Field(default=0, description="seed of bootstraps and embeddings")
 
     @model_validator(mode="after")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import polars as pl
 
 from benchmark_platform.centrality.models import Candidate
@@ -66,7 +68,11 @@ def write_centrality(
             [(spec, d, r["item_id"], r["role"], r["stratum"], r["a_hat"], r["a_lq"], r["in_bank"], r["in_bank_dedup"],
               r["mu"], r["c_hat"], r["c_lq"], r["shortlisted"]) for r in items.iter_rows(named=True)],
         )
-        insert_rows(
-            conn, "centrality_pairs", ("spec", "discipline", "q_id", "u_id", "t_sym", "u_sym", "s", "in_support"),
-            [(spec, d, *row) for row in result.pairs.iter_rows()], page_size=5000,
+        # COPY: a large pool has hundreds of thousands of pairs, too many for batched INSERTs
+        buffer = io.BytesIO()
+        result.pairs.select(pl.lit(spec).alias("spec"), pl.lit(d).alias("discipline"), pl.all()).write_csv(buffer, include_header=False)
+        buffer.seek(0)
+        cur.copy_expert(
+            "COPY centrality_pairs (spec, discipline, q_id, u_id, t_sym, u_sym, s, in_support) FROM STDIN WITH (FORMAT csv)",
+            buffer,
         )

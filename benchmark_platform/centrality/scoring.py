@@ -71,7 +71,7 @@ _EXACT_UP_TO = 4096  # bases larger than this are searched approximately (IVF), 
 def _knn(base: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist).
 
-    Exact up to 4,096 base rows; above, an inverted-file index (sqrt(n) k-means cells, 16 probed) whose
+    Exact up to 4,096 base rows; above, an inverted-file index (sqrt(n) k-means cells, 8 probed) whose
     training is seeded, so the same inputs give the same neighbours.
     """
     base = np.ascontiguousarray(base, dtype=np.float32)
@@ -82,7 +82,7 @@ def _knn(base: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
         index = faiss.IndexIVFFlat(faiss.IndexFlatIP(base.shape[1]), base.shape[1], cells, faiss.METRIC_INNER_PRODUCT)
         index.cp.seed = 20261129
         index.train(base)
-        index.nprobe = 16
+        index.nprobe = 8
     index.add(base)
     _, found = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k + 1, len(base)))
     return found
@@ -143,16 +143,16 @@ def score_discipline(
     prototype_texts = [t for entries in anchors.prototype.components().values() for t in entries]
     space = TextSpace(texts + prototype_texts)
 
+    tfidf = space.tfidf(texts)
     signatures: list[Signature]
     if complete is None:
-        signatures = fallback_signatures(texts, metas, anchors, space)
+        signatures = fallback_signatures(texts, metas, anchors, space, x=tfidf)
     else:
         signatures = llm_signatures(ids, texts, anchors, complete, params)
     fallback_used = any(s.fallback for s in signatures)
     raw = np.array([s.raw_alignment for s in signatures])
     counts["llm_calls"] = 0 if complete is None else len(ids) + len(uncertainty_set(raw, params))
 
-    tfidf = space.tfidf(texts)
     embeddings = np.asarray(embed([f"{t} | {s.as_text()}" for t, s in zip(texts, signatures, strict=True)]), dtype=np.float32)
     featurize = PairFeaturizer(tfidf, space.words(tfidf), embeddings, srcs, signatures)
 
@@ -317,6 +317,9 @@ def score_discipline(
         }
     )
     counts["fallback_signatures"] = int(sum(s.fallback for s in signatures))
+    if len(short) == 0:
+        reason = "empty shortlist: no candidate meets BootLQ(A) >= alpha_A, BootLQ(C) >= alpha_C and D in I_d"
+        return CentralityResult(anchors.discipline, anchors.version, reason, fallback_used, items, pairs, None, counts)
     problem = build_problem(items, pairs, anchors, params)
     counts["duplicate_pairs"] = len(problem.conflicts)
     return CentralityResult(anchors.discipline, anchors.version, None, fallback_used, items, pairs, problem, counts)
@@ -364,13 +367,19 @@ def select(problem: SelectionProblem, params: CentralityParams) -> SelectionResu
     """Lazy greedy with repair; for a moderate shortlist also the exact MIP, keeping the better set and tighter bound."""
     try:
         greedy = select_greedy(problem)
-    except InfeasibleSelectionError:
+    except InfeasibleSelectionError as greedy_error:  # greedy-with-repair is a heuristic: let the MIP decide
         if problem.n > params.mip_max_candidates:
             raise
-        return select_mip(problem)
+        try:
+            return select_mip(problem, time_limit=params.mip_time_limit_s)
+        except InfeasibleSelectionError:
+            raise greedy_error from None  # it names the stratum that could not be filled
     if problem.n > params.mip_max_candidates:
         return greedy
-    exact = select_mip(problem)
+    try:
+        exact = select_mip(problem, time_limit=params.mip_time_limit_s)
+    except InfeasibleSelectionError:  # no incumbent within the time limit: the greedy set stands
+        return greedy
     best = exact if exact.objective > greedy.objective else greedy
     bound = min(greedy.upper_bound, exact.upper_bound)
     return best.model_copy(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark_platform.anchors import AnchorSet
@@ -122,10 +123,14 @@ def _answer_type(text: str, metadata: Mapping[str, str]) -> str:
 
 
 def fallback_signatures(
-    texts: Sequence[str], metadata: Sequence[Mapping[str, str]], anchors: AnchorSet, space: TextSpace
+    texts: Sequence[str],
+    metadata: Sequence[Mapping[str, str]],
+    anchors: AnchorSet,
+    space: TextSpace,
+    x: sp.csr_matrix | None = None,
 ) -> list[Signature]:
-    """Deterministic psi and A~ from the prototype, metadata and keyphrases (no model)."""
-    x = space.tfidf(texts)
+    """Deterministic psi and A~ from the prototype, metadata and keyphrases (no model); `x` = space.tfidf(texts)."""
+    x = space.tfidf(texts) if x is None else x
     p = anchors.prototype
     methods = list(p.methods)
     principles = list(p.theorems) + list(p.concepts)
@@ -133,7 +138,8 @@ def fallback_signatures(
     sim_methods = (x @ space.tfidf(methods).T).toarray() if methods else np.zeros((len(texts), 0))
     sim_principles = (x @ space.tfidf(principles).T).toarray() if principles else np.zeros((len(texts), 0))
     sim_reference = (x @ space.tfidf(reference).T).toarray() if reference else np.zeros((len(texts), 1))
-    keyphrases = space.keyphrases(x, 3)
+    no_principle = np.flatnonzero(sim_principles.max(axis=1) <= 0) if sim_principles.shape[1] else np.arange(len(texts))
+    keyphrases = dict(zip(no_principle.tolist(), space.keyphrases(x[no_principle], 3), strict=True))
     out = []
     for i, text in enumerate(texts):
         meta = metadata[i]

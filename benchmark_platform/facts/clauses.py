@@ -20,6 +20,7 @@ _NEUTER = frozenset({"it", "its"})
 _PLURAL = frozenset({"they", "them", "their", "theirs"})
 _PERSONAL = frozenset({"he", "him", "his", "she", "her", "hers"})
 _DEMONSTRATIVE = frozenset({"this", "that", "these", "those"})
+REFERRING_WORDS = _NEUTER | _PLURAL | _PERSONAL | _DEMONSTRATIVE  # words reference resolution looks at
 
 
 @dataclass(frozen=True)

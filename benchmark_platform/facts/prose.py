@@ -16,9 +16,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import spacy
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 
-from benchmark_platform.facts.clauses import Antecedent, Context, antecedent_from, resolve, split_clauses, subject_of
+from benchmark_platform.facts.clauses import (REFERRING_WORDS, Antecedent, Clause, Context, antecedent_from,
+                                               resolve, split_clauses, subject_of)
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.linking import Linker, MentionSpan, mentions_within
@@ -70,10 +71,10 @@ class ProseExtractor:
 
     def __init__(self, config: FactsConfig, spec_dir: Path) -> None:
         self.config = config
-        self.segmenter = spacy.load(config.spacy_model, exclude=["tok2vec", "tagger", "parser", "attribute_ruler",
-                                                                 "lemmatizer", "ner"])
-        self.segmenter.enable_pipe("senter")
         self.nlp = spacy.load(config.spacy_model, exclude=["lemmatizer", "senter"])
+        self.segmenter = spacy.load(config.spacy_model, vocab=self.nlp.vocab, exclude=[
+            "tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"])
+        self.segmenter.enable_pipe("senter")
         self.linker = Linker(self.nlp, Gazetteer.from_config(config, spec_dir), config.lexicons)
         self.on_topic = OnTopic(config.on_topic)
         self.conjunctions = frozenset(c.lower() for c in config.conjunctions)
@@ -93,81 +94,95 @@ class ProseExtractor:
         return result
 
     def _sentences(self, documents: list[SourceDocument], result: ProseResult) -> Iterator[_Sentence]:
-        """Segmented sentences worth parsing, in document order; the others are rejected here."""
+        """Segmented sentences worth parsing, in document order; the others are rejected here, before the costly
+        parse: sentences over twice the word limit, and sentences with no anchor term (no lexicon term, no
+        gazetteer name) and no referring word, when the next sentence has none either (else its subject may be
+        the next sentence's referent). Neither could yield a fact after parsing."""
         units = [(d, p, offset, text) for d, document in enumerate(documents)
                  for p, offset, text in prose_lines(document)]
         segmented = self.segmenter.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
-        limit = 2 * self.config.max_words
+        paragraph: list[tuple[_Sentence, bool, bool]] = []
         for (d, p, offset, _), doc in zip(units, segmented, strict=True):
+            if paragraph and (paragraph[-1][0].document, paragraph[-1][0].paragraph) != (d, p):
+                yield from self._worth_parsing(paragraph, documents, result)
+                paragraph = []
+            anchored = {start for _, start, _ in self.linker.matcher(doc)}
             for sent in doc.sents:
                 text = sent.text.strip()
                 if not text:
                     continue
                 result.sentences += 1
                 start = offset + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
-                words = len(text.split())
-                if words > limit:
-                    document = documents[d]
-                    result.rejections.append(Rejection(
-                        document.source_id, document.document_id, start, start + len(text), "validate",
-                        f"more than {self.config.max_words} words", text, detail=f"{words} words, not parsed"))
-                    continue
-                yield _Sentence(d, p, start, text)
+                paragraph.append((_Sentence(d, p, start, text), any(sent.start <= i < sent.end for i in anchored),
+                                  any(t.lower_ in REFERRING_WORDS for t in sent)))
+        yield from self._worth_parsing(paragraph, documents, result)
+
+    def _worth_parsing(self, paragraph: list[tuple[_Sentence, bool, bool]], documents: list[SourceDocument],
+                       result: ProseResult) -> Iterator[_Sentence]:
+        limit = 2 * self.config.max_words
+        for position, (sentence, anchored, referring) in enumerate(paragraph):
+            document = documents[sentence.document]
+            words = len(sentence.text.split())
+            span = (sentence.start, sentence.start + len(sentence.text))
+            if words > limit:
+                result.rejections.append(Rejection(
+                    document.source_id, document.document_id, *span, "validate",
+                    f"more than {self.config.max_words} words", sentence.text, detail=f"{words} words, not parsed"))
+            elif not anchored and not referring and not (position + 1 < len(paragraph) and paragraph[position + 1][2]):
+                result.rejections.append(Rejection(document.source_id, document.document_id, *span, "classify",
+                                                   "no anchor term", sentence.text, detail="not parsed"))
+            else:
+                yield sentence
 
     def _sentence(self, document: SourceDocument, offset: int, doc: Doc, context: Context,
                   result: ProseResult) -> None:
+        """Filters 1-5 on the clauses of a parsed sentence; then its subject and people become context."""
         mentions, hits = self.linker.link(doc)
         for sent in doc.sents:
-            self._clauses(document, offset, sent, mentions, hits, context, result)
             subject = subject_of(sent.root)
-            if subject is not None and (own := antecedent_from(subject, mentions)) is not None:
-                context.subject = own
-            people = [m for s, e, m in mentions if sent.start <= s < sent.end and m.entity_type == "person"]
+            own_subject = antecedent_from(subject, mentions) if subject is not None else None
+            people = [(start, Antecedent(m.surface, (m,))) for start, _, m in mentions
+                      if sent.start <= start < sent.end and m.entity_type == "person"]
+            for clause in split_clauses(sent, self.conjunctions, mentions):
+                self._clause(document, offset, clause, terminated(sent.text), own_subject, people, mentions, hits,
+                             context, result)
+            if own_subject is not None:
+                context.subject = own_subject
             if people:
-                context.person = Antecedent(people[-1].surface, (people[-1],))
+                context.person = people[-1][1]
 
-    def _clauses(self, document: SourceDocument, offset: int, sent: Span, mentions: list[MentionSpan],
-                 hits: list[tuple[int, str]], context: Context, result: ProseResult) -> None:
+    def _clause(self, document: SourceDocument, offset: int, clause: Clause, is_terminated: bool,
+                own_subject: Antecedent | None, people: list[tuple[int, Antecedent]], mentions: list[MentionSpan],
+                hits: list[tuple[int, str]], context: Context, result: ProseResult) -> None:
         config = self.config
-        subject = subject_of(sent.root)
-        own_subject = antecedent_from(subject, mentions) if subject is not None else None
-        is_terminated = terminated(sent.text)
-        people = [(start, Antecedent(m.surface, (m,))) for start, _, m in mentions
-                  if sent.start <= start < sent.end and m.entity_type == "person"]
-        for clause in split_clauses(sent, self.conjunctions, mentions):
-            start, end = offset + clause.start_char, offset + clause.end_char
-            source_text = document.text[start:end]
-
-            def reject(stage: str, reason: str, detail: str = "", discipline: str | None = None) -> None:
-                result.rejections.append(Rejection(document.source_id, document.document_id, start, end, stage,  # noqa: B023
-                                                   reason, source_text, detail, discipline))  # noqa: B023
-
-            resolved = resolve(clause, own_subject, context, people)
-            if isinstance(resolved, str):
-                reject("resolve", resolved)
-                continue
-            indices = {t.i for t in clause.tokens} | {t.i for t in clause.subject_prefix}
-            found = mentions_within(mentions, indices) + list(resolved.mentions)
-            clause_mentions = tuple(dict.fromkeys(found))
-            try:
-                discipline = classify((d for i, d in hits if i in indices), clause_mentions, config)
-            except Ambiguous as ambiguous:
-                reject("classify", ambiguous.reason, ambiguous.detail)
-                continue
-            confidence = validate(clause, resolved.text, is_terminated, config)
-            if isinstance(confidence, str):
-                reject("validate", confidence, discipline=discipline)
-                continue
-            off_topic = self.on_topic.off_topic(document.source_id, resolved.text)
-            if off_topic is not None:
-                reject("on_topic", "off topic", off_topic, discipline)
-                continue
-            result.candidates.append(Candidate(
-                source_id=document.source_id, document_id=document.document_id, span_start=start, span_end=end,
-                discipline=discipline, text=resolved.text, source_text=source_text, confidence=confidence,
-                method="clause" if clause.split else "sentence", mentions=clause_mentions,
-                attributes={"resolved_references": resolved.replaced} if resolved.replaced else {},
-            ))
+        start, end = offset + clause.start_char, offset + clause.end_char
+        source_text = document.text[start:end]
+        where = (document.source_id, document.document_id, start, end)
+        resolved = resolve(clause, own_subject, context, people)
+        if isinstance(resolved, str):
+            result.rejections.append(Rejection(*where, "resolve", resolved, source_text))
+            return
+        indices = {t.i for t in clause.tokens} | {t.i for t in clause.subject_prefix}
+        clause_mentions = tuple(dict.fromkeys(mentions_within(mentions, indices) + list(resolved.mentions)))
+        try:
+            discipline = classify((d for i, d in hits if i in indices), clause_mentions, config)
+        except Ambiguous as ambiguous:
+            result.rejections.append(Rejection(*where, "classify", ambiguous.reason, source_text, ambiguous.detail))
+            return
+        confidence = validate(clause, resolved.text, is_terminated, config)
+        if isinstance(confidence, str):
+            result.rejections.append(Rejection(*where, "validate", confidence, source_text, discipline=discipline))
+            return
+        off_topic = self.on_topic.off_topic(document.source_id, resolved.text)
+        if off_topic is not None:
+            result.rejections.append(Rejection(*where, "on_topic", "off topic", source_text, off_topic, discipline))
+            return
+        result.candidates.append(Candidate(
+            source_id=document.source_id, document_id=document.document_id, span_start=start, span_end=end,
+            discipline=discipline, text=resolved.text, source_text=source_text, confidence=confidence,
+            method="clause" if clause.split else "sentence", mentions=clause_mentions,
+            attributes={"resolved_references": resolved.replaced} if resolved.replaced else {},
+        ))
 
 
 _WORKER: ProseExtractor | None = None

@@ -113,6 +113,14 @@ class GenerationConfig(BaseModel):
     def _difficulty_shares(cls, v: dict[str, float]) -> dict[str, float]:
         return _shares_sum_to_one(v, "generation.difficulty_shares")
 
+    @field_validator("cognitive")
+    @classmethod
+    def _every_strategy_has_a_dimension(cls, v: dict[str, str]) -> dict[str, str]:
+        missing = [s for s in STRATEGIES if s not in v]
+        if missing:
+            raise ValueError(f"generation.cognitive: no cognitive dimension for {missing}")
+        return v
+
     @field_validator("templates")
     @classmethod
     def _unique_templates(cls, v: list[QuestionTemplate]) -> list[QuestionTemplate]:

@@ -32,7 +32,16 @@ class _TypeIndex:
     keys: dict[str, int] = field(default_factory=dict)  # norm(name) -> row
     attributes: list[dict[str, str]] = field(default_factory=list)  # field -> norm(value)
     vectors: np.ndarray | None = None
-    columns: dict[str, np.ndarray] = field(default_factory=dict)  # field -> norm(value) per row ('' when absent)
+    codes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> value code per row (-1 when absent)
+    code_of: dict[str, dict[str, int]] = field(default_factory=dict)  # field -> norm(value) -> code
+
+
+@dataclass(frozen=True)
+class Query:
+    entity_type: str
+    answer: str
+    exclude_field: str | None = None  # candidates sharing the answer's value of this field would also be right
+    exclude_value: str | None = None
 
 
 class EntityCatalogue:
@@ -56,35 +65,43 @@ class EntityCatalogue:
                 index.attributes.append(attrs.get((entity_type, key), {}))
             index.vectors = embedder.encode(index.names) if index.names else None
             for f in sorted({f for a in index.attributes for f in a}):
-                index.columns[f] = np.array([a.get(f, "") for a in index.attributes], dtype=object)
+                index.code_of[f] = {v: i for i, v in enumerate(sorted({a[f] for a in index.attributes if f in a}))}
+                index.codes[f] = np.array([index.code_of[f].get(a.get(f, ""), -1) for a in index.attributes],
+                                          dtype=np.int32)
             self.types[entity_type] = index
 
-    def size(self, entity_type: str) -> int:
-        index = self.types.get(entity_type)
-        return len(index.names) if index else 0
+    def mine_many(self, queries: list[Query], k: int, block: int = 256) -> list[list[tuple[str, float]]]:
+        """`mine` for many answers: the name similarities of a block of answers are one matrix product."""
+        out: list[list[tuple[str, float]]] = [[] for _ in queries]
+        by_type: dict[str, list[int]] = defaultdict(list)
+        for i, q in enumerate(queries):
+            if q.entity_type in self.types and self.types[q.entity_type].vectors is not None:
+                by_type[q.entity_type].append(i)
+        for entity_type, members in by_type.items():
+            index = self.types[entity_type]
+            vectors = index.vectors
+            assert vectors is not None
+            for at in range(0, len(members), block):
+                chunk = members[at: at + block]
+                rows = [index.keys.get(norm(queries[i].answer)) for i in chunk]
+                sims = vectors[[r if r is not None else 0 for r in rows]] @ vectors.T
+                for i, row, scores in zip(chunk, rows, sims, strict=True):
+                    out[i] = self._finish(index, queries[i], row, scores if row is not None else scores * 0, k)
+        return out
 
-    def attributes(self, entity_type: str, name: str) -> dict[str, str]:
-        index = self.types.get(entity_type)
-        row = index.keys.get(norm(name)) if index else None
-        return index.attributes[row] if index is not None and row is not None else {}
-
-    def mine(self, entity_type: str, answer: str, k: int, exclude_field: str | None = None,
-             exclude_value: str | None = None) -> list[tuple[str, float]]:
-        """Up to `k` confusable names, most plausible first, with their plausibility scores."""
-        index = self.types.get(entity_type)
-        if index is None or index.vectors is None:
-            return []
-        key = norm(answer)
-        row = index.keys.get(key)
-        answer_attrs = index.attributes[row] if row is not None else {}
-        scores = index.vectors @ index.vectors[row] if row is not None else np.zeros(len(index.names), np.float32)
-        for f, v in answer_attrs.items():
-            if f != exclude_field:
-                scores = scores + SHARED_ATTRIBUTE_BONUS * (index.columns[f] == v)
-        if exclude_field in index.columns:
-            scores = np.where(index.columns[exclude_field] == norm(exclude_value or ""), -np.inf, scores)
+    @staticmethod
+    def _finish(index: _TypeIndex, q: Query, row: int | None, scores: np.ndarray,
+                k: int) -> list[tuple[str, float]]:
+        key = norm(q.answer)
+        for f, v in (index.attributes[row] if row is not None else {}).items():
+            if f != q.exclude_field:
+                scores = scores + SHARED_ATTRIBUTE_BONUS * (index.codes[f] == index.code_of[f][v])
+        if q.exclude_field in index.codes:
+            same = index.code_of[q.exclude_field].get(norm(q.exclude_value or ""), -2)
+            scores = np.where(index.codes[q.exclude_field] == same, -np.inf, scores)
+        out: list[tuple[str, float]] = []
         for order in (top(scores, 8 * k + 8), np.argsort(-scores, kind="stable")):
-            out: list[tuple[str, float]] = []
+            out = []
             for i in order:
                 name = index.names[i]
                 if not np.isfinite(scores[i]):

@@ -24,6 +24,8 @@ from benchmark_platform.generation.templates import FieldIndex, matching_templat
 from benchmark_platform.llm.gateway import ChatRequest, Gateway
 
 PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE = "L3", "analysis"
+BLOCK = 64  # selected facts mined / paired / clustered per matrix product
+REQUEST_CHUNK = 32  # LLM requests handed to the gateway at a time while the next ones are prepared
 
 
 @dataclass
@@ -62,14 +64,19 @@ class _Context:
                 self.by_subject[(f.entity_type, norm(f.subject or ""))].append(f)
         self._vectors = None
 
+    def _blocks(self) -> Iterator[list[Fact]]:
+        for at in range(0, len(self.selected), BLOCK):
+            yield self.selected[at: at + BLOCK]
+
     def mined(self) -> Iterator[st.Mined]:
         """Selected facts with an entity to ask for and three confusable distractors, in rank order."""
-        return (m for m in (st.mine(f, self.catalogue) for f in self.selected) if m is not None)
+        return (m for block in self._blocks() for m in st.mine_all(block, self.catalogue, self.index) if m is not None)
 
     def pairs(self) -> Iterator[tuple[Fact, Fact]]:
         """Selected structured facts with their entity-affinity partner, in rank order."""
-        return ((f, p) for f in self.selected if f.structured
-                for p in [st.partner(f, self.index, self.by_subject, self.catalogue)] if p is not None)
+        return ((f, p) for block in self._blocks()
+                for f, p in zip(block, st.partners(block, self.index, self.by_subject, self.catalogue), strict=True)
+                if p is not None)
 
     def available(self) -> set[str]:
         out = {"fact_to_question"} if self.selected else set()
@@ -106,12 +113,14 @@ class _Context:
                     break
             yield group
 
-    def clusters(self, size_of: Iterator[int]) -> Iterator[list[Fact]]:
+    def clusters(self) -> Iterator[list[Fact]]:
+        """Each selected fact with its 2-4 nearest facts by text embedding (cluster sizes 3, 4, 5 in turn)."""
         if self._vectors is None:
             self._vectors = self.embedder.encode([f.text for f in self.everything])
             self._row = {f.fact_id: i for i, f in enumerate(self.everything)}
-        for seed, size in zip(self.selected, size_of, strict=False):
-            yield st.cluster(seed, self.everything, self._vectors, self._row, size)
+        for at, block in zip(range(0, len(self.selected), BLOCK), self._blocks(), strict=True):
+            sizes = [min(3 + (at + i) % 3, len(self.everything)) for i in range(len(block))]
+            yield from st.clusters(block, sizes, self.everything, self._vectors, self._row)
 
 
 def _fill(slots: list[Slot], candidates: Iterator, build) -> tuple[list, int]:  # noqa: ANN001
@@ -149,10 +158,18 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     version = templates_version(config.templates)
 
     # deterministic slots
+    asked: set[str] = set()  # question texts already used: a template never asks the same question twice
+
+    def distinct(item: Item | None) -> Item | None:
+        if item is None or norm(item.question) in asked:
+            return None
+        asked.add(norm(item.question))
+        return item
+
     made, result.unfilled["template"] = _fill(
         slots_by[("template", True, "mcq4")], ctx.template_pairs(),
-        lambda s, c: template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index],
-                                   version))
+        lambda s, c: distinct(template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item,
+                                            pos[s.index], version)))
     result.items += made
     made, missing = _fill(
         slots_by[("template", True, "pseudo_mcq10")], ctx.pseudo_groups(),
@@ -166,63 +183,56 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
         lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive))
     result.items += made
 
-    # LLM slots: one request each, answered in two gateway batches (one per answer schema)
+    # LLM slots: one request each. Requests go to the gateway in chunks as soon as they are prepared, so mining and
+    # clustering overlap the provider's latency; answers are read back in slot order, so timing changes nothing.
     drafts: list[tuple[Slot, ChatRequest, dict[str, str], dict]] = []
     mined_reqs: list[tuple[Slot, ChatRequest, st.Mined]] = []
+    in_flight: list[asyncio.Task] = []
+
+    def send() -> None:
+        if drafts:
+            in_flight.append(asyncio.create_task(_ask(gateway, list(drafts), st.McqDraft)))
+        if mined_reqs:
+            in_flight.append(asyncio.create_task(_ask(gateway, list(mined_reqs), st.MinedQuestion)))
+        drafts.clear()
+        mined_reqs.clear()
+
     llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC]
     f2q = iter(ctx.selected)
     pairs = ctx.pairs()
     kinds = config.scenario_types_for(discipline)
-    clusters = ctx.clusters(iter(3 + i % 3 for i in range(len(ctx.selected)))) if llm_slots else iter(())
+    clusters = ctx.clusters() if llm_slots else iter(())
     for slot in llm_slots:
-        ctx_args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
-        if slot.strategy == "fact_to_question":
-            fact = next(f2q, None)
-            if fact is None:
-                result.unfilled[slot.strategy] += 1
-                continue
-            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **ctx_args, "fact_id": fact.fact_id, "fact": fact.text}), {fact.fact_id: "answer"}, {}))
-        elif slot.strategy == "comparative":
-            pair = next(pairs, None)
-            if pair is None:
-                result.unfilled[slot.strategy] += 1
-                continue
-            a, b = pair
-            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **ctx_args, "fact_a_id": a.fact_id, "fact_a": a.text, "fact_b_id": b.fact_id, "fact_b": b.text}),
-                {a.fact_id: "answer", b.fact_id: "answer"}, {"field": a.field}))
-        elif slot.strategy == "scenario":
-            group = next(clusters, None)
-            if group is None:
-                result.unfilled[slot.strategy] += 1
-                continue
-            kind = kinds[slot.index % len(kinds)]
-            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **ctx_args, "scenario_type": kind, "facts": "\n".join(f"[{f.fact_id}] {f.text}" for f in group)}),
-                {f.fact_id: "answer" for f in group}, {"scenario_type": kind, "cluster_size": len(group)}))
-        else:  # distractor_mining
-            mined = next(mined_iter, None)
+        args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
+        # mining, pairing and clustering run in a worker thread: the event loop keeps serving the calls in flight
+        if slot.strategy == "distractor_mining":
+            mined = await asyncio.to_thread(next, mined_iter, None)
             if mined is None:
                 result.unfilled[slot.strategy] += 1
                 continue
             mined_reqs.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **ctx_args, "fact_id": mined.fact.fact_id, "fact": mined.fact.text, "answer": mined.entity.surface,
+                **args, "fact_id": mined.fact.fact_id, "fact": mined.fact.text, "answer": mined.entity.surface,
                 "distractors": "; ".join(n for n, _ in reversed(mined.distractors))}), mined))
-    if drafts or mined_reqs:
-        assert gateway is not None
-        draft_results, mined_results = await asyncio.gather(
-            gateway.complete_many([r for _, r, _, _ in drafts], st.McqDraft),
-            gateway.complete_many([r for _, r, _ in mined_reqs], st.MinedQuestion))
-        for (slot, _, facts, params), res in zip(drafts, draft_results, strict=True):
-            if not res.ok:
-                result.invalid[slot.strategy] += 1
+        else:
+            inputs = await asyncio.to_thread(_draft_inputs, slot, f2q, pairs, clusters, kinds)
+            if inputs is None:
+                result.unfilled[slot.strategy] += 1
                 continue
-            result.items.append(st.draft_item(spec_name, slot.strategy, slot.generator, facts, res.parsed,
-                                              pos[slot.index], slot.difficulty or "L2", slot.cognitive, params))
-        for (slot, _, mined), res in zip(mined_reqs, mined_results, strict=True):
-            item = st.mined_item(spec_name, slot.generator, mined, res.parsed, pos[slot.index],
-                                 slot.difficulty or "L2", slot.cognitive) if res.ok else None
+            prompt_args, facts, params = inputs
+            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {**args, **prompt_args}), facts,
+                           params))
+        if len(drafts) + len(mined_reqs) >= REQUEST_CHUNK:
+            send()
+    send()
+    for batch in await asyncio.gather(*in_flight):
+        for entry, res in batch:
+            slot = entry[0]
+            if slot.strategy == "distractor_mining":
+                item = st.mined_item(spec_name, slot.generator, entry[2], res.parsed, pos[slot.index],
+                                     slot.difficulty or "L2", slot.cognitive) if res.ok else None
+            else:
+                item = st.draft_item(spec_name, slot.strategy, slot.generator, entry[2], res.parsed, pos[slot.index],
+                                     slot.difficulty or "L2", slot.cognitive, entry[3]) if res.ok else None
             if item is None:
                 result.invalid[slot.strategy] += 1
             else:
@@ -231,6 +241,34 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     result.items = list({i.item_id: i for i in result.items}.values())
     await _gate(result, config, seed, gateway)
     return result
+
+
+def _draft_inputs(slot: Slot, f2q: Iterator[Fact], pairs: Iterator[tuple[Fact, Fact]],
+                  clusters: Iterator[list[Fact]], kinds: list[str]) -> tuple[dict, dict, dict] | None:
+    """(prompt arguments, fact roles, parameters) of a fact-to-question, comparative or scenario slot; None when
+    the discipline has no more facts for it."""
+    if slot.strategy == "fact_to_question":
+        fact = next(f2q, None)
+        return None if fact is None else ({"fact_id": fact.fact_id, "fact": fact.text}, {fact.fact_id: "answer"}, {})
+    if slot.strategy == "comparative":
+        pair = next(pairs, None)
+        if pair is None:
+            return None
+        a, b = pair
+        return ({"fact_a_id": a.fact_id, "fact_a": a.text, "fact_b_id": b.fact_id, "fact_b": b.text},
+                {a.fact_id: "answer", b.fact_id: "answer"}, {"field": a.field})
+    group = next(clusters, None)
+    if group is None:
+        return None
+    kind = kinds[slot.index % len(kinds)]
+    return ({"scenario_type": kind, "facts": "\n".join(f"[{f.fact_id}] {f.text}" for f in group)},
+            {f.fact_id: "answer" for f in group}, {"scenario_type": kind, "cluster_size": len(group)})
+
+
+async def _ask(gateway: Gateway | None, entries: list[tuple], schema: type) -> list[tuple[tuple, object]]:
+    assert gateway is not None, "LLM slots need a gateway"
+    results = await gateway.complete_many([entry[1] for entry in entries], schema)
+    return list(zip(entries, results, strict=True))
 
 
 async def _gate(result: GenerationResult, config: GenerationConfig, seed: int, gateway: Gateway | None) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchmark_platform.generation.config import DETERMINISTIC
-from benchmark_platform.generation.distractors import EntityCatalogue, top, type_label
+from benchmark_platform.generation.distractors import EntityCatalogue, Query, top, type_label
 from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer
 from benchmark_platform.generation.templates import FieldIndex
 from benchmark_platform.llm.gateway import ChatRequest
@@ -77,24 +77,38 @@ class Mined:
     distractors: tuple[tuple[str, float], ...]
 
 
-def mine(fact: Fact, catalogue: EntityCatalogue, k: int = 3) -> Mined | None:
-    """The fact's entity to ask for (its structured subject first) with k confusable same-type entities."""
-    entities = list(fact.entities)
-    if fact.structured and fact.entity_type:
+def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
+    """Entities the fact could be asked about: its structured subject first, unless other entities share its value
+    (then the blanked sentence would fit them too), and the entities it mentions."""
+    entities = [e for e in fact.entities if not (fact.structured and norm(e.surface) == norm(fact.subject or ""))]
+    field_index = index.get(fact) if fact.structured else None
+    if field_index is not None and fact.entity_type and len(field_index.subjects_with[norm(fact.value or "")]) == 1:
         entities.insert(0, Entity(f"{fact.entity_type}:{norm(fact.subject or '')}", fact.entity_type,
                                   fact.subject or ""))
-    for entity in entities:
-        written = _written(fact.text, entity.surface)
-        if written is None:
-            continue
-        structured = fact.structured and entity.surface == fact.subject
-        distractors = catalogue.mine(entity.entity_type, entity.surface, k,
-                                     exclude_field=fact.field if structured else None,
-                                     exclude_value=fact.value if structured else None)
-        distractors = [(_like(n, written), s) for n, s in distractors if norm(n) not in norm(fact.text)]
-        if len(distractors) == k:
-            return Mined(fact, Entity(entity.entity_id, entity.entity_type, written), tuple(distractors))
-    return None
+    return entities
+
+
+def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k: int = 3) -> list[Mined | None]:
+    """For each fact, its first askable entity (written once in its text) with k confusable same-type entities
+    that do not occur in the text; None when no entity has enough."""
+    out: list[Mined | None] = [None] * len(facts)
+    candidates = [[(e, w) for e in _askable(f, index) for w in [_written(f.text, e.surface)] if w is not None]
+                  for f in facts]
+    depth = max((len(c) for c in candidates), default=0)
+    for round_ in range(depth):
+        todo = [i for i, c in enumerate(candidates) if out[i] is None and round_ < len(c)]
+        queries = []
+        for i in todo:
+            fact, (entity, _) = facts[i], candidates[i][round_]
+            structured = fact.structured and entity.surface == fact.subject
+            queries.append(Query(entity.entity_type, entity.surface, fact.field if structured else None,
+                                 fact.value if structured else None))
+        for i, found in zip(todo, catalogue.mine_many(queries, k + 4), strict=True):
+            fact, (entity, written) = facts[i], candidates[i][round_]
+            distractors = [(_like(n, written), s) for n, s in found if norm(n) not in norm(fact.text)][:k]
+            if len(distractors) == k:
+                out[i] = Mined(fact, Entity(entity.entity_id, entity.entity_type, written), tuple(distractors))
+    return out
 
 
 def _written(text: str, surface: str) -> str | None:
@@ -127,34 +141,42 @@ def cloze_item(spec_name: str, mined: Mined, position: int, cognitive: str) -> I
         parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]})
 
 
-def cluster(seed: Fact, facts: list[Fact], vectors: np.ndarray, row: dict[str, int], size: int) -> list[Fact]:
-    """The seed and its `size - 1` nearest facts by text embedding (distinct texts)."""
-    scores = vectors @ vectors[row[seed.fact_id]]
-    for order in (top(scores, 8 * size), np.argsort(-scores, kind="stable")):
-        out, seen = [seed], {norm(seed.text)}
-        for i in order:
-            fact = facts[int(i)]
-            if norm(fact.text) not in seen:
-                out.append(fact)
-                seen.add(norm(fact.text))
-            if len(out) == size:
-                return out
+def clusters(seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np.ndarray,
+             row: dict[str, int]) -> list[list[Fact]]:
+    """Each seed with its `size - 1` nearest facts by text embedding (distinct texts); one matrix product."""
+    sims = vectors[[row[s.fact_id] for s in seeds]] @ vectors.T if seeds else np.zeros((0, len(facts)))
+    out = []
+    for seed, size, scores in zip(seeds, sizes, sims, strict=True):
+        for order in (top(scores, 8 * size), np.argsort(-scores, kind="stable")):
+            group, seen = [seed], {norm(seed.text)}
+            for i in order:
+                fact = facts[int(i)]
+                if norm(fact.text) not in seen:
+                    group.append(fact)
+                    seen.add(norm(fact.text))
+                if len(group) == size:
+                    break
+            if len(group) == size:
+                break
+        out.append(group)
     return out
 
 
-def partner(fact: Fact, index: FieldIndex, by_subject: dict[tuple[str, str], list[Fact]],
-            catalogue: EntityCatalogue) -> Fact | None:
-    """Entity-affinity pairing: the same field of the most related other entity of the same type (shared
-    attribute values, then name similarity)."""
-    field_index = index.get(fact)
-    if field_index is None or not fact.entity_type:
-        return None
-    ranked = catalogue.mine(fact.entity_type, fact.subject or "", 1)
-    for name, _ in ranked:
-        for other in by_subject.get((fact.entity_type, norm(name)), []):
-            if other.field == fact.field:
-                return other
-    return None
+def partners(facts: list[Fact], index: FieldIndex, by_subject: dict[tuple[str, str], list[Fact]],
+             catalogue: EntityCatalogue) -> list[Fact | None]:
+    """Entity-affinity pairing: for each structured fact, the same field of the most related other entity of the
+    same type (shared attribute values, then name similarity); None when there is none."""
+    askable = [f for f in facts if index.get(f) is not None and f.entity_type]
+    found = catalogue.mine_many([Query(f.entity_type or "", f.subject or "") for f in askable], 4)
+    best: dict[str, Fact] = {}
+    for fact, names in zip(askable, found, strict=True):
+        for name, _ in names:
+            other = next((o for o in by_subject.get((fact.entity_type or "", norm(name)), [])
+                          if o.field == fact.field), None)
+            if other is not None:
+                best[fact.fact_id] = other
+                break
+    return [best.get(f.fact_id) for f in facts]
 
 
 # -- requests and answers -------------------------------------------------------------------------------------------

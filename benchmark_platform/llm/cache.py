@@ -80,6 +80,10 @@ class ResponseStore:
                     found[row[0]] = CachedResponse(*row[1:])
         return found
 
+    def run_cost(self, run_id: str) -> float:
+        """What the calls of a run cost so far (rows already written)."""
+        return float(self.db.scalar("SELECT coalesce(sum(cost_usd), 0) FROM llm_calls WHERE run_id = %s", (run_id,)))
+
     # -- writing -----------------------------------------------------------------------------------------------
     @property
     def pending(self) -> int:

@@ -150,7 +150,8 @@ class GatewaySettings(BaseModel):
     """Run-level behaviour of the gateway (one per spec)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    cost_cap_usd: NonNegativeFloat | None = None  # per run; a call that could cross it is not sent
+    # per run (all gateways of one run id, e.g. its steps): a call that could cross it is not sent
+    cost_cap_usd: NonNegativeFloat | None = None
     max_retries: int = Field(default=6, ge=0)
     backoff_base_s: PositiveFloat = 0.5
     backoff_max_s: PositiveFloat = 30.0

@@ -204,6 +204,7 @@ class Gateway:
         self._closing = False
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
         self._reserved = 0.0
+        self.spent_before = 0.0  # paid by earlier gateways of the same run (e.g. other steps): counts toward the cap
         self._seq = 0
         self._rng = random.Random()
         self._log_every_s = log_every_s
@@ -213,6 +214,7 @@ class Gateway:
     async def __aenter__(self) -> Gateway:
         self._store = ResponseStore(self.db, self._journal_dir)
         self.recovered_calls = await asyncio.to_thread(self._store.recover)
+        self.spent_before = await asyncio.to_thread(self._store.run_cost, self.run_id)
         if self.recovered_calls:
             log.info("replayed %d calls from the journal of a crashed run", self.recovered_calls)
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
@@ -277,8 +279,9 @@ class Gateway:
     async def complete_many(
         self, requests: Sequence[ChatRequest | ScoreRequest], schema: type[BaseModel] | None = None
     ) -> list[CallResult]:
-        """Answer every request (in order). With `schema`, JSON mode is asked for where the config allows it and
-        each answer is extracted and validated; one that fails has status 'invalid' and `parsed=None`."""
+        """Answer every request (in order). With `schema`, JSON mode is asked for where the config allows it (the
+        prompt must then say "JSON", as OpenAI requires) and each answer is extracted and validated; one that fails
+        has status 'invalid' and `parsed=None`, and the caller persists nothing from it."""
         assert self._store is not None, "use `async with Gateway(...)`"
         calls = [self._prepare(r, schema is not None) for r in requests]
         cached = await asyncio.to_thread(self._store.lookup, list({c.request_hash for c in calls}))
@@ -374,6 +377,8 @@ class Gateway:
             except _Transient as e:
                 if e.breaker:
                     provider.breaker.failure()
+                else:  # a rate limit answered: the provider is up
+                    provider.breaker.success()
                 retries += 1
                 if retries > settings.max_retries:
                     result = CallResult(call.request_hash, cfg.name, "error", error=str(e), retries=retries - 1)
@@ -381,7 +386,8 @@ class Gateway:
                     return result
                 await asyncio.sleep(retry_delay(retries, e.retry_after, settings, self._rng))
                 continue
-            except _Permanent as e:
+            except _Permanent as e:  # the provider is up and refused this request
+                provider.breaker.success()
                 result = CallResult(call.request_hash, cfg.name, "error", error=str(e), retries=retries)
                 self._finish(call, result, started_wall, None)
                 return result
@@ -437,13 +443,12 @@ class Gateway:
 
     def _reserve(self, est_cost: float) -> None:
         cap = self.settings.cost_cap_usd
-        if cap is not None and (
-            self.totals.stopped_by_cost_cap or self.totals.cost_usd + self._reserved + est_cost > cap
-        ):
+        spent = self.spent_before + self.totals.cost_usd
+        if cap is not None and (self.totals.stopped_by_cost_cap or spent + self._reserved + est_cost > cap):
             self.totals.stopped_by_cost_cap = True
             raise CostCapReached(
-                f"cost cap ${cap:g} reached: spent ${self.totals.cost_usd:.4f}, in flight ${self._reserved:.4f}, "
-                f"this call up to ${est_cost:.4f}"
+                f"cost cap ${cap:g} of run {self.run_id!r} reached: spent ${spent:.4f}, in flight "
+                f"${self._reserved:.4f}, this call up to ${est_cost:.4f}"
             )
         self._reserved += est_cost
 

@@ -2,7 +2,7 @@
 
 Layout of releases/<spec>/<version>/:
     data/<table>.parquet          the open tables (dev split when a test split is sealed), data/analyses/<name>.parquet
-    sealed/<table>.parquet.fernet.json   the test split's rows of every item-keyed table, Fernet-sealed (optional)
+    sealed/<table>.parquet.fernet.json   the test split's rows of every item- or fact-keyed table, Fernet-sealed
     plots/<name>.png              the analysis stage's plots
     croissant.json  datasheet.md  spec.json
     exports/lm_eval/  exports/inspect/  exports/hf/
@@ -69,6 +69,20 @@ def _json_bytes(value: object) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
+def _split(frame: pl.DataFrame, test_ids: list[str], dev_facts: list[str],
+           test_facts: list[str]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(open rows, sealed rows or None) of a table. Rows of test items are sealed; a fact stays open when a dev item
+    uses it and is sealed when a test item does; tables keyed by neither stay open whole."""
+    if not test_ids:
+        return frame, None
+    if "item_id" in frame.columns:
+        sealed = pl.col("item_id").is_in(test_ids)
+        return frame.filter(~sealed), frame.filter(sealed)
+    if "fact_id" in frame.columns:
+        return frame.filter(pl.col("fact_id").is_in(dev_facts)), frame.filter(pl.col("fact_id").is_in(test_facts))
+    return frame, None
+
+
 def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes],
              test_key: str | None) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
     """(relative path -> bytes of every file, rows per Parquet file, split counts). Pure: no disk, no database."""
@@ -79,19 +93,21 @@ def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, b
                          "(set BENCHMARK_PLATFORM_RELEASE_KEY to a Fernet key)")
     by_name = {t.name: t for t in tables}
     item_ids = by_name["items"].frame["item_id"].to_list() if by_name["items"].frame.height else []
-    test_ids = {i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST} if release.test_share else set()
+    test_ids = [i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST] if release.test_share else []
+    links = by_name["item_facts"].frame
+    in_test = pl.col("item_id").is_in(test_ids)
+    dev_facts = links.filter(~in_test)["fact_id"].to_list() if links.height else []
+    test_facts = links.filter(in_test)["fact_id"].to_list() if links.height else []
     files: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     open_tables: dict[str, tuple[str, pl.DataFrame, str, str]] = {}
     for table in sorted(tables, key=lambda t: t.name):
-        frame = table.sorted_frame()
-        if test_ids and "item_id" in frame.columns:
-            sealed = frame.filter(pl.col("item_id").is_in(list(test_ids)))
+        frame, sealed = _split(table.sorted_frame(), test_ids, dev_facts, test_facts)
+        if sealed is not None:
             path = f"sealed/{table.name}.parquet.fernet.json"
             files[path] = seal(parquet_bytes(sealed, release.canary, label), test_key, release.canary,
                                f"{table.name}.parquet")
             rows[path] = sealed.height
-            frame = frame.filter(~pl.col("item_id").is_in(list(test_ids)))
         path = f"data/{table.name}.parquet"
         files[path] = parquet_bytes(frame, release.canary, label)
         rows[path] = frame.height

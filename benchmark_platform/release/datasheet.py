@@ -109,6 +109,7 @@ def datasheet(summary: ReleaseSummary, file_count: int) -> str:
     audit = (findings.group_by("agent", "agent_version", "severity").len("findings").sort("agent", "severity")
              if findings.height else pl.DataFrame())
     actions = s.table("audit_actions")
+    policy = actions.group_by("action").len("items").sort("action") if actions.height else pl.DataFrame()
     licences = s.table("licences")
     licence_totals = (licences.group_by("licence").agg(pl.col("facts").sum(), pl.col("items").sum()).sort("licence")
                       if licences.height else pl.DataFrame())
@@ -154,8 +155,9 @@ release's own tables.
 - Near-duplicate facts were removed; facts were selected per discipline; items were audited by:
 
 {_markdown(audit)}
-- **Policy actions.** {actions.height} items were dropped on a critical failure and are not released
-  (`data/audit_actions.parquet` gives each reason).
+- **Policy actions** (drop: not released; `data/audit_actions.parquet` gives each item's reason):
+
+{_markdown(policy)}
 
 ## Uses
 - Evaluating the factual knowledge of language models in the domain, per discipline, difficulty and strategy.

@@ -146,7 +146,7 @@ class _State:
 
 
 def select_greedy(
-    problem: SelectionProblem, *, lazy: bool = True, bound_checkpoints: int = 10, batch_size: int = 32
+    problem: SelectionProblem, *, lazy: bool = True, bound_checkpoints: int = 5, batch_size: int = 32
 ) -> SelectionResult:
     """Greedy (lazy by default) selection with quotas, duplicate bound, repair and a certified ratio.
 

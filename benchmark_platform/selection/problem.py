@@ -108,7 +108,9 @@ class SelectionProblem:
 
     def coverable(self) -> float:
         """sum_u mu(u) max_q S_sp(q, u) over all candidates: F of the whole pool, an upper bound on any F(S)."""
-        return self.value(np.arange(self.n))
+        if self.n == 0:
+            return 0.0
+        return float(self.coverage.max(axis=0).toarray().ravel() @ self.weights)
 
 
 class SelectionResult(BaseModel):

@@ -18,7 +18,7 @@ from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.llm.config import ModelConfig
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.release.config import ReleaseConfig
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.selection.config import SelectionConfig
@@ -59,6 +59,7 @@ class BenchmarkSpec(BaseModel):
     facts: FactsConfig = Field(default_factory=FactsConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
     models: list[ModelConfig] = Field(default_factory=list)  # model configs that stages name (llm/config.py)
+    llm: GatewaySettings = Field(default_factory=GatewaySettings)  # cost cap, retries, breaker (llm/config.py)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
@@ -77,6 +78,15 @@ class BenchmarkSpec(BaseModel):
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate source ids: {sorted({i for i in ids if ids.count(i) > 1})}")
         return sources
+
+    @field_validator("models")
+    @classmethod
+    def _consistent_models(cls, models: list[ModelConfig]) -> list[ModelConfig]:
+        names = [m.name for m in models]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate model names: {sorted({n for n in names if names.count(n) > 1})}")
+        provider_limits(models)  # raises, naming the provider, when its configs state different limits
+        return models
 
     @model_validator(mode="after")
     def _references_exist(self) -> BenchmarkSpec:

@@ -72,6 +72,9 @@ def test_empty_bank_or_no_anchors_goes_to_manual_review(philosophy, embed):
     anchors, candidates = philosophy
     strict = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_ref=1.0), embed)
     assert strict.problem is None and "empty reference bank" in strict.manual_review
+    nothing_passes = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed)
+    assert nothing_passes.problem is None and "empty shortlist" in nothing_passes.manual_review
+    assert not nothing_passes.items.is_empty()  # the scores are still recorded
     bare = score_discipline(candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed)
     assert bare.problem is None and "A_d is empty" in bare.manual_review
 

@@ -142,7 +142,8 @@ def test_on_topic_filter_per_source(run):
 def test_structured_media_and_field_line_blocks_are_not_prose(extractor):
     documents = [SourceDocument("geo", "wikibooks_wine", "application/geo+json", "", '{"type": "x"}'),
                  SourceDocument("mixed", "wikibooks_wine", "text/plain", "",
-                                "name: Atlas Peak\nstate: CA\n\nAtlas Peak is an AVA in the Napa Valley of California.")]
+                                "name: Atlas Peak\nstate: CA\n\nAtlas Peak is an AVA in the Napa Valley of "
+                                "California.")]
     result = extractor.extract(documents)
     assert result.sentences == 1
     assert [c.document_id for c in result.candidates] == ["mixed"]

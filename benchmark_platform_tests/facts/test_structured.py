@@ -37,7 +37,8 @@ def test_geojson_served_text_and_field_lines_give_the_same_facts(wine_spec, gaze
     for document in (served, rendered):
         candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, on_topic)
         facts = _by_field(candidates)
-        assert facts["within"].text == "The Atlas Peak American Viticultural Area lies within Napa Valley and North Coast."
+        assert facts["within"].text == ("The Atlas Peak American Viticultural Area lies within Napa Valley and "
+                                        "North Coast.")
         assert facts["created"].text == "The Atlas Peak American Viticultural Area was established on 1992-02-24."
         for candidate in candidates:  # anchored at the exact value in the text
             assert document.text[candidate.span_start:candidate.span_end] == candidate.attributes["value"]
@@ -68,7 +69,8 @@ def test_a_value_absent_from_the_served_text_cannot_become_a_fact(wine_spec, gaz
 
 
 def test_csv_rows_of_the_real_grape_list(wine_spec, gazetteer, shared_data):
-    text = (shared_data / "grape_varieties" / "mdneuzerling_wikipedia_grape_varieties.csv").read_bytes().decode("latin-1")
+    path = shared_data / "grape_varieties" / "mdneuzerling_wikipedia_grape_varieties.csv"
+    text = path.read_bytes().decode("latin-1")
     document = SourceDocument("grapes", "wikipedia_grape_list", "text/csv", "varieties", text)
     candidates, _ = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
     assert len(candidates) == 719

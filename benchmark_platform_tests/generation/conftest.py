@@ -1,5 +1,5 @@
-"""A database prepared once: the wine snapshot's AVA and grape-list sources ingested, their facts extracted and
-selected (regions, grape_varieties). Tests then materialise only the `items` asset's partitions on it."""
+"""A database prepared once: the wine snapshot's AVA and grape-list sources ingested, their facts extracted, anchored,
+scored and selected (regions, grape_varieties). Tests then materialise only the `items` asset's partitions on it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import dagster as dg
 import pytest
 
-from benchmark_platform.defs import facts, ingest, selection
+from benchmark_platform.defs import anchors, centrality, facts, ingest, selection
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.defs.generation import build_defs
 from benchmark_platform.defs.llm import LLMGatewayResource
@@ -26,7 +26,7 @@ def prepared(fresh_database) -> Database:
     db = Database(fresh_database("bp_generation"))
     migrate(db)
     spec = load_spec("wine")
-    upstream = [stage.build_defs(spec) for stage in (ingest, facts, selection)]  # not the whole graph
+    upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]  # not the whole graph
     resources = {k: v for d in upstream for k, v in (d.resources or {}).items()}
     resources.update(database=DatabaseResource(url=db.url), embedder=EmbedderResource())
     graph = {a.key.path[-1]: a for d in upstream for a in d.assets if isinstance(a, dg.AssetsDefinition)}
@@ -35,7 +35,8 @@ def prepared(fresh_database) -> Database:
             dg.materialize([graph["source_documents"], graph["fact_candidates"]], partition_key=source,
                            resources=resources, instance=instance)
         for discipline in DISCIPLINES:
-            dg.materialize([graph["facts"], graph["selected_facts"]], partition_key=discipline,
+            dg.materialize([graph[name] for name in ("facts", "anchors", "support_centrality", "selected_facts")],
+                           partition_key=discipline,
                            resources=resources, instance=instance)
     return db
 

@@ -50,7 +50,7 @@ def test_valid_answers_are_stored_and_invalid_ones_store_nothing(prepared, serve
     models = scripted_models(server.base_url, 5, f"valid-{strategy}")
     meta = generate_items(prepared, spec_with(models, strategy), "regions").metadata
     rows = stored(prepared, "regions")
-    assert len(rows) == 8 and meta["invalid"].value == {}
+    assert len(rows) == 8 and meta["invalid"].value == {}, str({k: v.value for k, v in meta.items()})
     assert {r["strategy"] for r in rows} == {strategy}
     assert {r["generator"] for r in rows} <= {m.name for m in models}
     assert {r["prompt_version"] for r in rows} == {prompt_version(strategy)}

@@ -95,11 +95,15 @@ def test_cost_cap_stops_before_it_is_exceeded(serve, run):
     m = scripted_model(server.base_url, prices=prices, max_tokens=10, max_concurrency=2)
     tag = uuid.uuid4().hex
     settings = GatewaySettings(cost_cap_usd=3.0, backoff_base_s=0.01)
-    results, totals = run([m], [ask(f"{tag} {i}") for i in range(40)], settings=settings)
+    results, totals = run([m], [ask(f"{tag} {i}") for i in range(40)], settings=settings, run_id=tag)
     statuses = [r.status for r in results]
     assert "cost_cap" in statuses and statuses.count("ok") >= 1
     assert totals.cost_usd <= 3.0 and totals.stopped_by_cost_cap
     assert server.server.calls == statuses.count("ok")
+    # the cap is per run: a later step of the same run starts from what the run has spent
+    more, totals2 = run([m], [ask(f"{tag} later {i}") for i in range(40)], settings=settings, run_id=tag)
+    assert "cost_cap" in {r.status for r in more}
+    assert totals.cost_usd + totals2.cost_usd <= 3.0
 
 
 def test_provider_reported_cost_wins_over_prices(serve, run):

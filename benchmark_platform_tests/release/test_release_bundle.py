@@ -10,6 +10,8 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -36,26 +38,30 @@ from benchmark_platform.release.tables import read_plots, read_release_tables
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, migrate
 
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")  # the exports load from local files only
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 DISCIPLINES = {"regions", "grape_varieties"}
 SOURCES = {"ttb_ava_geojson", "wikipedia_grape_list"}
 
 
 def trimmed_wine(**release: object) -> BenchmarkSpec:
-    """The bundled wine spec cut down to two sources and two disciplines (same code path, a fraction of the time)."""
+    """The bundled wine spec cut down to two sources and two disciplines (same code path, a fraction of the time):
+    every entry naming a dropped discipline or source is dropped, whichever section it is in."""
     spec = load_spec("wine")
     data = json.loads(spec.model_dump_json())
     data["taxonomy"][0]["children"] = [c for c in data["taxonomy"][0]["children"] if c["key"] in DISCIPLINES]
     data["sources"] = [s for s in data["sources"] if s["id"] in SOURCES]
-    facts = data["facts"]
-    facts["lexicons"] = {k: v for k, v in facts["lexicons"].items() if k in DISCIPLINES}
-    facts["templates"] = [t for t in facts["templates"] if t["source"] in SOURCES]
-    facts["entity_disciplines"] = {k: v for k, v in facts["entity_disciplines"].items() if v in DISCIPLINES}
-    facts["tie_order"] = [d for d in facts["tie_order"] if d in DISCIPLINES]
-    facts["prose_sources"] = [s for s in facts["prose_sources"] if s in SOURCES]
-    data["generation"]["templates"] = [t for t in data["generation"]["templates"] if t["discipline"] in DISCIPLINES]
+    dropped = (set(spec.discipline_keys) - DISCIPLINES) | ({s.id for s in spec.sources} - SOURCES)
+
+    def prune(node: object) -> object:
+        if isinstance(node, dict):
+            if dropped & {node.get("discipline"), node.get("source")}:
+                return None
+            kept = {k: prune(v) for k, v in node.items() if k not in dropped}
+            return {k: v for k, v in kept.items() if v is not None or node[k] is None}
+        if isinstance(node, list):
+            return [x for x in map(prune, node) if x is not None]
+        return None if isinstance(node, str) and node in dropped else node
+
+    data = {k: v if k in {"taxonomy", "sources"} else prune(v) for k, v in data.items()}
     data["release"].update(release)
     return BenchmarkSpec.model_validate({**data, "directory": spec.directory})
 
@@ -145,6 +151,9 @@ def test_test_split_is_sealed_and_the_key_is_never_written(built):
     assert manifest["split"] == {"test_share": 0.25, "dev_items": len(dev), "test_items": len(test)}
     for table in ("options", "item_facts", "audit_findings", "evaluation_answers"):
         assert not set(_open(directory, table)["item_id"]) & test, table
+    test_only_facts = set(pl.read_parquet(unseal((directory / "sealed" / "item_facts.parquet.fernet.json").read_bytes(),
+                                                 key))["fact_id"]) - set(_open(directory, "item_facts")["fact_id"])
+    assert test_only_facts and not test_only_facts & set(_open(directory, "facts")["fact_id"])
     hf = pl.read_parquet(directory / "exports" / "hf" / "data" / "dev-00000-of-00001.parquet")
     assert set(hf["id"]) == dev
     for path in directory.rglob("*"):
@@ -160,25 +169,30 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     directory, db, spec = built["dir"], built["db"], built["spec"]
     items = _open(directory, "items")
     assert set(items["discipline"]) == DISCIPLINES
+    sealed = {name: pl.read_parquet(unseal((directory / "sealed" / f"{name}.parquet.fernet.json").read_bytes(),
+                                           built["key"])) for name in ("items", "audit_actions")}
+    released = set(items["item_id"]) | set(sealed["items"]["item_id"])
+    dropped = set(_open(directory, "audit_actions")["item_id"]) | set(sealed["audit_actions"]["item_id"])
+    stored = {r["item_id"] for r in db.query("SELECT item_id FROM items WHERE spec = %s", (spec.name,))}
+    assert released == stored - dropped
     options = _open(directory, "options")
     assert options.group_by("item_id").agg(pl.col("is_correct").sum())["is_correct"].to_list() == [1] * items.height
     assert set(_open(directory, "audit_findings")["agent"]) >= {"structure", "A1_lexical_hygiene", "A3_fact_echo"}
-    assert set(_open(directory, "audit_actions").columns) == {"item_id", "discipline", "action", "reason"}
+    assert {"item_id", "discipline", "action", "reason"} <= set(_open(directory, "audit_actions").columns)
     answers = _open(directory, "evaluation_answers")
     assert set(answers["item_id"]) == set(items["item_id"]) and "random-baseline" in set(answers["model"])
     assert _open(directory, "leaderboard").height >= 1
     assert list((directory / "plots").glob("*.png")) and list((directory / "data" / "analyses").glob("*.parquet"))
-    # the licence table is the released facts joined to their sources
-    facts = _open(directory, "facts").join(_open(directory, "sources").select("source_id", "licence"), on="source_id",
-                                           suffix="_source")
-    assert (facts["licence"] == facts["licence_source"]).all()
-    licences = _open(directory, "licences")
-    expected = db.query("""SELECT s.licence, count(DISTINCT f.fact_id)::int AS facts FROM facts f
-                           JOIN documents d USING (document_id) JOIN sources s USING (source_id)
-                           WHERE f.fact_id = ANY(%s) GROUP BY s.licence ORDER BY s.licence""",
-                        (list(_open(directory, "item_facts")["fact_id"].unique()),))
-    got = licences.group_by("licence").agg(pl.col("facts").sum()).sort("licence").to_dicts()
-    assert got == expected
+    # the licence table is the released facts (open and sealed) joined to their sources
+    sealed_facts = pl.read_parquet(unseal((directory / "sealed" / "facts.parquet.fernet.json").read_bytes(),
+                                          built["key"]))
+    facts = pl.concat([_open(directory, "facts"), sealed_facts]).unique("fact_id")
+    assert not set(_open(directory, "facts")["fact_id"]) - set(_open(directory, "item_facts")["fact_id"])
+    by_source = facts.join(_open(directory, "sources").select("source_id", licence_of_source="licence"), on="source_id")
+    assert (by_source["licence"] == by_source["licence_of_source"]).all()
+    expected = by_source.group_by("licence").agg(facts=pl.len()).sort("licence")
+    licences = _open(directory, "licences").group_by("licence").agg(pl.col("facts").sum()).sort("licence")
+    assert licences.to_dicts() == expected.to_dicts()
     datasheet = (directory / "datasheet.md").read_text()
     for heading in ("## Motivation", "## Composition", "## Collection process", "## Preprocessing", "## Uses",
                     "## Distribution", "## Maintenance", "Known limitations", "deterministic template"):
@@ -186,52 +200,85 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     assert f"{items.height} items are open" in datasheet and "CC0-1.0" in datasheet
 
 
-def test_croissant_manifest_validates_with_mlcroissant(built):
-    mlc = pytest.importorskip("mlcroissant", reason="install the release-exports extra")
+# Each export is loaded by its real library in a child interpreter: offline, with its own caches, and without the
+# libraries' logging and console set-up leaking into the rest of the test session.
+_CROISSANT = """
+import json, sys
+import mlcroissant as mlc
+dataset = mlc.Dataset(jsonld=sys.argv[1])  # raises on any validation error
+print(json.dumps({"errors": sorted(map(str, dataset.metadata.ctx.issues.errors)),
+                  "items": sorted(r["items/item_id"].decode() for r in dataset.records("items"))}))
+"""
+_HARNESSES = """
+import importlib.util, json, sys
+from pathlib import Path
+exports, name, cache = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+from lm_eval.tasks import TaskManager
+task = TaskManager(include_path=str(exports / "lm_eval"), include_defaults=False).load([name])["tasks"][name]
+docs = list(task.test_docs())
+task.build_all_requests(limit=2, rank=0, world_size=1)
+doc = docs[0]
+lm_eval = {"ids": sorted(d["id"] for d in docs), "prompt": task.doc_to_text(doc),
+           "target": task.doc_to_choice(doc)[task.doc_to_target(doc)], "answer_letter": doc["answer_letter"],
+           "requests": len(task.instances), "options_of_first_two": sum(len(d["choices"]) for d in docs[:2])}
+import inspect_ai
+listed = [t.name for t in inspect_ai.list_tasks("*.py", root_dir=exports / "inspect")]
+module_spec = importlib.util.spec_from_file_location("release_task", exports / "inspect" / f"{name}.py")
+module = importlib.util.module_from_spec(module_spec)
+module_spec.loader.exec_module(module)
+dataset = getattr(module, name)().dataset
+inspect = {"listed": listed, "ids": sorted(str(s.id) for s in dataset),
+           "targets": sorted({s.target for s in dataset}), "choices": sorted({len(s.choices) for s in dataset})}
+import datasets
+loaded = datasets.load_dataset(str(exports / "hf"), cache_dir=cache)
+hf = {"splits": list(loaded), "ids": sorted(loaded["dev"]["id"])}
+print(json.dumps({"lm_eval": lm_eval, "inspect": inspect, "hf": hf}))
+"""
 
+
+def _skip_without(*modules: str) -> None:
+    """Skip (without importing them here) when the release-exports extra is not installed."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} missing: pip install -e '.[release-exports]'")
+
+
+def _run_isolated(script: str, *args: object, tmp_path: Path) -> dict:
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home"),
+           "HF_DATASETS_CACHE": str(tmp_path / "hf_cache")}
+    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_croissant_manifest_validates_with_mlcroissant(built, tmp_path):
     directory = built["dir"]
     document = json.loads((directory / "croissant.json").read_text())
     assert "http://mlcommons.org/croissant/RAI/1.0" in document["conformsTo"]
     for field in ("rai:dataCollection", "rai:dataLimitations", "rai:dataBiases", "rai:personalSensitiveInformation",
                   "rai:dataUseCases", "rai:dataReleaseMaintenancePlan"):
         assert document[field], field
-    dataset = mlc.Dataset(jsonld=str(directory / "croissant.json"))  # raises on any validation error
-    assert not dataset.metadata.ctx.issues.errors
-    records = list(dataset.records("items"))
-    assert {r["items/item_id"].decode() for r in records} == set(_open(directory, "items")["item_id"])
+    _skip_without("mlcroissant")
+    result = _run_isolated(_CROISSANT, directory / "croissant.json", tmp_path=tmp_path)
+    assert result["errors"] == []
+    assert result["items"] == sorted(_open(directory, "items")["item_id"])
 
 
-def test_exports_load_in_lm_eval_inspect_and_datasets(built):
+def test_exports_load_in_lm_eval_inspect_and_datasets(built, tmp_path):
     directory, spec = built["dir"], built["spec"]
     name = task_name(spec.name, spec.release.version)
-    dev = _open(directory, "items")
-
-    TaskManager = pytest.importorskip("lm_eval.tasks", reason="install the release-exports extra").TaskManager
-    task = TaskManager(include_path=str(directory / "exports" / "lm_eval"), include_defaults=False).load([name])[
-        "tasks"][name]
-    docs = list(task.test_docs())
-    assert len(docs) == dev.height
-    doc = docs[0]
-    assert task.doc_to_text(doc).endswith("Answer:") and task.doc_to_choice(doc)[task.doc_to_target(doc)] == \
-        doc["answer_letter"]
-    task.build_all_requests(limit=2, rank=0, world_size=1)
-    assert len(task.instances) == sum(len(d["choices"]) for d in docs[:2])  # one loglikelihood request per option
-
-    inspect_ai = pytest.importorskip("inspect_ai", reason="install the release-exports extra")
-    inspect_dir = directory / "exports" / "inspect"
-    assert [t.name for t in inspect_ai.list_tasks("*.py", root_dir=inspect_dir)] == [name]
-    module_spec = importlib.util.spec_from_file_location(f"release_{name}", inspect_dir / f"{name}.py")
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    inspect_task = getattr(module, name)()
-    assert len(inspect_task.dataset) == dev.height
-    sample = inspect_task.dataset[0]
-    assert sample.target in "ABCDEFGHIJ" and len(sample.choices) == spec.generation.options_per_item
-
-    datasets = pytest.importorskip("datasets", reason="install the release-exports extra")
-    loaded = datasets.load_dataset(str(directory / "exports" / "hf"))
-    assert list(loaded) == ["dev"] and loaded["dev"].num_rows == dev.height
-    assert set(loaded["dev"]["id"]) == set(dev["item_id"])
+    dev = sorted(_open(directory, "items")["item_id"])
+    _skip_without("lm_eval", "inspect_ai", "datasets")
+    result = _run_isolated(_HARNESSES, directory / "exports", name, tmp_path / "cache", tmp_path=tmp_path)
+    lm_eval, inspect, hf = result["lm_eval"], result["inspect"], result["hf"]
+    assert lm_eval["ids"] == dev and lm_eval["prompt"].endswith("Answer:")
+    assert lm_eval["target"] == lm_eval["answer_letter"]
+    assert lm_eval["requests"] == lm_eval["options_of_first_two"]  # one loglikelihood request per option
+    assert inspect["listed"] == [name] and inspect["ids"] == dev
+    option_counts = sorted(set(_open(directory, "options").group_by("item_id").len()["len"]))
+    assert set(inspect["targets"]) <= set("ABCDEFGHIJ") and inspect["choices"] == option_counts
+    assert hf == {"splits": ["dev"], "ids": dev}
 
 
 def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path, capsys):

@@ -108,13 +108,40 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
     copy = tmp_path / "wine"
     shutil.copytree(spec.anchors_dir, copy / "anchors")
     moved = spec.model_copy(update={"directory": copy})
-    sensor = anchors_defs(moved).resolve_sensor_def("wine_anchor_files")
-    first = sensor.evaluate_tick(dg.build_sensor_context(cursor=None))
+    stage = anchors_defs(moved)
+    (sensor,) = stage.sensors
+    defs = dg.Definitions(assets=stage.assets, sensors=[sensor],
+                          resources={"database": DatabaseResource(url="postgresql://unused")})
+
+    def tick(cursor):
+        return sensor.evaluate_tick(dg.build_sensor_context(cursor=cursor, definitions=defs))
+
+    first = tick(None)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(spec.discipline_keys)
-    unchanged = sensor.evaluate_tick(dg.build_sensor_context(cursor=first.cursor))
+    unchanged = tick(first.cursor)
     assert unchanged.run_requests == []
     (copy / "anchors" / "business" / "anchors.yaml").write_text(
         (copy / "anchors" / "business" / "anchors.yaml").read_text() + "\n# edited\n")
-    changed = sensor.evaluate_tick(dg.build_sensor_context(cursor=first.cursor))
+    changed = tick(first.cursor)
     assert [r.partition_key for r in changed.run_requests] == ["business"]
     assert json.loads(changed.cursor)["business"] != json.loads(first.cursor)["business"]
+
+
+def test_a_bad_anchor_file_fails_the_import_naming_the_row_and_writes_nothing(wine_db, tmp_path):
+    spec = load_spec("wine")
+    copy = tmp_path / "wine"
+    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    (copy / "anchors" / "winemaking" / "pair_labels.csv").write_text("q,u,y_T,y_U\nwm_a1,wm_p1,1,0\nwm_a1,nope,0,0\n")
+    (copy / "anchors" / "winemaking" / "anchors.yaml").write_text(
+        (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("pair_labels:")[0]
+        + "strata:" + (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("strata:")[1])
+    bad = spec.model_copy(update={"directory": copy})
+    before = wine_db.scalar("SELECT count(*) FROM anchor_imports")
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(anchors_defs(bad).assets, partition_key="winemaking", instance=instance,
+                                resources={"database": DatabaseResource(url=wine_db.url)}, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    cause = failure.event_specific_data.error.cause
+    assert cause.cls_name == "AnchorFileError" and "pair_labels.csv:3" in cause.message and "'nope'" in cause.message
+    assert wine_db.scalar("SELECT count(*) FROM anchor_imports") == before

@@ -5,7 +5,7 @@ import dagster as dg
 from benchmark_platform.defs.automation.checks import release_input_checks, release_job, warning_checks
 from benchmark_platform.defs.automation.executors import benchmark_executor
 from benchmark_platform.defs.automation.schedules import build_schedules
-from benchmark_platform.defs.automation.sensors import new_model_evaluation, reaudit_on_new_facts, taxonomy_automation
+from benchmark_platform.defs.automation.sensors import new_model_evaluation, taxonomy_automation
 from benchmark_platform.spec import BenchmarkSpec
 
 __all__ = ["benchmark_executor", "build_defs"]
@@ -14,8 +14,7 @@ __all__ = ["benchmark_executor", "build_defs"]
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     register_job, taxonomy_sensor = taxonomy_automation(spec)
     sensors = [taxonomy_sensor, new_model_evaluation(spec)]
-    if spec.sources:  # the facts stage exists only for specs with sources
-        sensors.append(reaudit_on_new_facts(spec))
+    if spec.sources:  # only specs with sources have the ingest stage
         sensors.append(dg.build_sensor_for_freshness_checks(
             freshness_checks=[c for c in warning_checks(spec) if c.check_keys and "freshness" in
                               next(iter(c.check_keys)).name], name=f"{spec.name}_source_freshness_sensor"))

@@ -1,7 +1,9 @@
 """Event-driven automation: sensors for events outside the asset graph's own edges.
 
-- new facts re-audit their items: a materialisation of `facts` (partition d) requests `audit_findings` (d); the
-  audit reads the items' facts, so changed facts change its inputs hash and give a new audit run;
+The other triggers live with their stages: new facts re-audit their items (defs/audit/sensors.py compares items and
+their facts with the latest audit run), changed anchor files re-import the discipline's anchors (defs/anchors), and
+`support_centrality` re-scores a discipline declaratively (AutomationCondition.eager) once its anchors or facts update.
+
 - a taxonomy change adds partitions: the spec's taxonomy file is re-read each tick; new leaves join the dynamic
   partitions `<spec>_taxonomy` and are registered in the `disciplines` table (removed leaves leave the set);
 - a new model in the slate evaluates only that model: the slate the code location loaded is compared with the one
@@ -27,32 +29,10 @@ from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import insert_rows
 
 MODEL_TAG = "benchmark_platform/model"
-EVENTS_PER_TICK = 1000
 
 
 def spec_file(spec: BenchmarkSpec) -> Path:
     return spec.directory / "spec.yaml"
-
-
-def reaudit_on_new_facts(spec: BenchmarkSpec) -> dg.SensorDefinition:
-    facts_key, audit_key = key(spec, "facts"), key(spec, "audit_findings")
-
-    @dg.sensor(name=f"{spec.name}_reaudit_on_new_facts", asset_selection=[audit_key],
-               minimum_interval_seconds=spec.automation.sensor_interval_s, default_status=dg.DefaultSensorStatus.RUNNING,
-               description="New facts of a discipline re-audit its items.")
-    def reaudit(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-        after = int(context.cursor) if context.cursor else None
-        records = context.instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=facts_key, after_storage_id=after), limit=EVENTS_PER_TICK,
-            ascending=True).records
-        if not records:
-            return dg.SkipReason("no new facts")
-        last = records[-1].storage_id
-        disciplines = sorted({r.partition_key for r in records if r.partition_key})
-        return dg.SensorResult(cursor=str(last), run_requests=partition_run_requests(
-            context, audit_key, disciplines, f"facts@{last}", tags={"benchmark_platform/trigger": "new_facts"}))
-
-    return reaudit
 
 
 def taxonomy_partitions(spec: BenchmarkSpec) -> dg.DynamicPartitionsDefinition:

@@ -23,6 +23,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
     @dg.asset(key=key(spec, "support_centrality"), partitions_def=discipline_partitions(spec),
               group_name="centrality", deps=[key(spec, "facts"), key(spec, "anchors")],
+              automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
               code_version=f"support-centrality-1:{embedder.version[:12]}:{params_version}",
               description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by faiss, S_d pair scores, "
                           "C^_d with the anchor tail surrogate and BootLQ, and the shortlist K_d of each fact pool.")

@@ -1,14 +1,12 @@
 """Evaluation: per discipline, the answers of the random baseline, of imported result files and of the model slate
 (through the LLM gateway, when the spec has a slate), with per-answer telemetry.
 
-The slate needs a resource `llm_gateway` with a method `gateway(run_id) -> benchmark_platform.llm.gateway.Gateway`
-(not yet entered): each partition's slate runs inside one gateway session.
+The slate runs through the LLM gateway resource (`llm`, defs/llm): each partition's slate is one gateway session.
 """
 
 import asyncio
 import hashlib
 import json
-from typing import Protocol
 
 import dagster as dg
 import polars as pl
@@ -27,14 +25,11 @@ from benchmark_platform.evaluation import (
 from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
 from benchmark_platform.evaluation.persist import EvaluationRun, load_eval_items, spec_item_disciplines, store_runs
-from benchmark_platform.llm.gateway import Gateway
+from benchmark_platform.defs.llm.resources import LLMGatewayResource
+from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
 BASELINE = "random-baseline"
-
-
-class GatewayFactory(Protocol):
-    def gateway(self, run_id: str) -> Gateway: ...
 
 
 def _code_version(spec: BenchmarkSpec) -> str:
@@ -50,7 +45,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
     @dg.asset(key=key(spec, "evaluation_answers"), partitions_def=discipline_partitions(spec), group_name="evaluation",
               deps=[key(spec, "audit_findings")], code_version=_code_version(spec),
-              required_resource_keys={"database", "llm_gateway"} if slate else {"database"},
+              required_resource_keys={"database", "llm"} if slate else {"database"},
               description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
                           "five-stop single-letter protocol), with tokens, latency and cost per answer.")
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
@@ -67,10 +62,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
         gateway_totals = {}
         if slate:
-            factory: GatewayFactory = context.resources.llm_gateway
-            gateway = factory.gateway(context.run.run_id)
-            runs += asyncio.run(_slate_runs(spec, items, gateway))
-            gateway_totals = {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
+            slate_runs, totals = asyncio.run(_slate_runs(spec, items, context.resources.llm, context.run.run_id))
+            runs += slate_runs
+            gateway_totals = {k: v for k, v in totals.as_dict().items() if not isinstance(v, bool)}
         stored = store_runs(db, spec.name, discipline, runs)
         context.log.info(f"{discipline}: {len(items)} items, answers per configuration {stored}")
         return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | counts_metadata(**gateway_totals))
@@ -78,9 +72,10 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     return dg.Definitions(assets=[evaluation_answers])
 
 
-async def _slate_runs(spec: BenchmarkSpec, items: list[EvalItem], gateway: Gateway) -> list[EvaluationRun]:
+async def _slate_runs(spec: BenchmarkSpec, items: list[EvalItem], llm: LLMGatewayResource,
+                     run_id: str) -> tuple[list[EvaluationRun], GatewayTotals]:
     runs = []
-    async with gateway:
+    async with llm.open(spec.models, spec.llm, run_id) as gateway:
         slate: ModelSlate = GatewaySlate(gateway)
         for entry in spec.evaluation.slate:
             if entry.scoring == "likelihood":
@@ -90,7 +85,7 @@ async def _slate_runs(spec: BenchmarkSpec, items: list[EvalItem], gateway: Gatew
                                                     logit_bias=entry.logit_bias)
             settings = entry.model_dump(mode="json") | {"family": slate.family(entry.model)}
             runs.append(EvaluationRun(entry.model, "model", settings, answers))
-    return runs
+    return runs, gateway.totals
 
 
 def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) -> list[EvaluationRun]:

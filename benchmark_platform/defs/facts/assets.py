@@ -27,6 +27,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
     tiers = {source.id: source.tier for source in spec.sources}
+    named = {*spec.facts.prose_sources, *(rule.source for rule in spec.facts.on_topic)}
+    if unknown := sorted(named - tiers.keys()):
+        raise ValueError(f"spec {spec.name}: facts.prose_sources / facts.on_topic name unknown sources {unknown}")
     candidates_key = key(spec, "fact_candidates")
 
     @dg.asset(key=candidates_key, partitions_def=source_partitions(spec), group_name="facts",

@@ -3,6 +3,7 @@ snapshot store by default), stores its documents with their verified traces, and
 
 import dagster as dg
 
+from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key, source_partitions
 from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.ingest.checks import CHECKS, check_source, source_rows
@@ -16,7 +17,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     sources = {source.id: source for source in spec.sources}
     asset_key = key(spec, "source_documents")
 
-    @dg.asset(key=asset_key, partitions_def=source_partitions(spec), group_name="ingest",
+    @dg.asset(key=asset_key, partitions_def=source_partitions(spec), group_name="ingest", pool=DATABASE_POOL,
               check_specs=[dg.AssetCheckSpec(name, asset=asset_key) for name in CHECKS],
               description="Documents exactly as each source served them, each a verified byte span of a recorded "
                           "response, with URL, retrieval time, tier, licence and content hash.")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.paths import RELEASES_DIR
 from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
@@ -65,7 +66,7 @@ def _latest(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     all_partitions = dg.AllPartitionMapping()
 
-    @dg.asset(key=key(spec, "release"), group_name="release", code_version="release-2",
+    @dg.asset(key=key(spec, "release"), group_name="release", code_version="release-2", pool=DATABASE_POOL,
               deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=all_partitions), key(spec, "analysis")],
               description=f"The versioned release bundle ({spec.release.version}): Parquet tables, plots, Croissant, "
                           "datasheet, harness exports, an optional sealed test split, and a manifest of hashes.")
