@@ -45,6 +45,10 @@ class AuditItem:
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:32]
 
     @property
+    def is_template(self) -> bool:
+        return self.strategy is not None and (self.strategy == "template" or self.strategy.startswith("template:"))
+
+    @property
     def tier(self) -> int | None:
         m = re.search(r"\d", self.difficulty or "")
         return int(m.group()) if m else None

@@ -24,6 +24,8 @@ from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
 
+PSEUDO_MCQ_OPTIONS = 10  # KINA's ten-option format (generation/pseudo_mcq.py)
+
 MIN_ITEMS_FOR_STATS = 8
 TAG_CHARS = 300
 
@@ -73,7 +75,10 @@ def _significant(p: float, alpha: float) -> bool:
 
 def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     """A2: chi-square of the key's position against uniform; Mann-Whitney U of key versus distractor lengths."""
-    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and len(i.options) > 1]
+    # pseudo-MCQ options are combinations of the same statements ("1, 2 and 5" vs "1, 3 and 5"): their embeddings
+    # are near by construction, so C1's distance test does not apply to them (KINA's validator covers them)
+    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and 1 < len(i.options)
+             and i.expected_options != PSEUDO_MCQ_OPTIONS]
     findings = []
     for item in valid:
         key_len = len(item.options[item.answer_index])
@@ -115,38 +120,43 @@ def pos_bigrams(texts: Sequence[str]) -> list[list[str]]:
 
 
 def _template_fingerprint(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
-    """A4: a POS-bigram logistic regression told template items from human-written (or LLM-written) questions; its
-    held-out AUC says how recognisable the template style is, and each item gets its out-of-fold probability."""
+    """A4: a POS-bigram logistic regression told template items from human-written questions (the spec's
+    `human_reference`; without one, from the corpus' LLM-written items); its held-out (out-of-fold) AUC says how
+    recognisable the template style is. Training items get their out-of-fold probability of template style, other
+    items the probability of the model fitted on all training data; at `template_warn` an item warns."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    positives = [i for i in items if i.strategy == "template"]
+    positives = [i for i in items if i.is_template]
+    others = [i for i in items if not i.is_template and i.strategy is not None]
     if ctx.human_reference:
-        negatives_text, negatives_source = list(ctx.human_reference), "human_reference"
+        negatives, source, extra = list(ctx.human_reference), "human_reference", others
     else:
-        negatives_text = [i.question for i in items if i.strategy not in (None, "template")]
-        negatives_source = "corpus_non_template_items"
-    folds = min(5, len(positives), len(negatives_text))
+        negatives, source, extra = [i.question for i in others], "corpus_non_template_items", []
+    folds = min(5, len(positives), len(negatives))
     if folds < 2:
-        return AgentResult(skipped=f"needs >= 2 template items and >= 2 negatives ({negatives_source}); "
-                                   f"got {len(positives)} and {len(negatives_text)}")
-    scored = items if ctx.human_reference else [i for i in items if i.strategy is not None]
-    texts = [i.question for i in scored] + (negatives_text if ctx.human_reference else [])
-    bigrams = pos_bigrams(texts)
-    features = CountVectorizer(analyzer=lambda b: b, binary=True).fit_transform(bigrams)
-    labels = np.array([i.strategy == "template" for i in scored] + [False] * (len(texts) - len(scored)))
-    model = LogisticRegression(max_iter=1000, C=1.0)
-    cv = StratifiedKFold(folds, shuffle=True, random_state=0)
-    proba = cross_val_predict(model, features, labels, cv=cv, method="predict_proba")[:, 1]
-    auc = float(roc_auc_score(labels, proba))
-    threshold = ctx.config.template_warn
-    findings = [A4_TEMPLATE_FINGERPRINT.finding(item, "warn" if p >= threshold else "pass",
-                                                {"template_probability": round(float(p), 4)})
-                for item, p in zip(scored, proba, strict=False)]
+        return AgentResult(skipped=f"needs >= 2 template items and >= 2 negatives ({source}); "
+                                   f"got {len(positives)} and {len(negatives)}")
+    train = [i.question for i in positives] + negatives
+    features = CountVectorizer(analyzer=lambda b: b, binary=True).fit_transform(
+        pos_bigrams(train + [i.question for i in extra]))
+    x_train, x_extra = features[:len(train)], features[len(train):]
+    labels = np.array([True] * len(positives) + [False] * len(negatives))
+    model = LogisticRegression(max_iter=1000)
+    oof = cross_val_predict(model, x_train, labels, cv=StratifiedKFold(folds, shuffle=True, random_state=0),
+                            method="predict_proba")[:, 1]
+    scored = list(zip(positives, oof, strict=False))
+    if ctx.human_reference:
+        scored += zip(extra, model.fit(x_train, labels).predict_proba(x_extra)[:, 1], strict=True) if extra else []
+    else:
+        scored += zip(others, oof[len(positives):], strict=True)
+    findings = [A4_TEMPLATE_FINGERPRINT.finding(item, "warn" if p >= ctx.config.template_warn else "pass",
+                                                {"template_probability": round(float(p), 4)}) for item, p in scored]
+    auc = float(roc_auc_score(labels, oof))
     return AgentResult(findings, ("pass", {"heldout_auc": round(auc, 4), "folds": folds, "positives": len(positives),
-                                           "negatives": len(negatives_text), "negatives_source": negatives_source}))
+                                           "negatives": len(negatives), "negatives_source": source}))
 
 
 def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
@@ -242,7 +252,10 @@ def _uniqueness(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
 def _distractor_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     """C1: embedding distance of each distractor to the key: a near-paraphrase of the key is a second defensible
     answer (fail); distractors all far from the key make the item trivial (warn)."""
-    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and len(i.options) > 1]
+    # pseudo-MCQ options are combinations of the same statements ("1, 2 and 5" vs "1, 3 and 5"): their embeddings
+    # are near by construction, so C1's distance test does not apply to them (KINA's validator covers them)
+    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and 1 < len(i.options)
+             and i.expected_options != PSEUDO_MCQ_OPTIONS]
     flat = [o for i in valid for o in i.options]
     vectors = _vectors(ctx, flat) if flat else np.zeros((0, 1), dtype=np.float32)
     findings, at = [], 0

@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING
 from benchmark_platform.audit.calibration import (KappaRow, advisory_agents, calibrate, human_defects,
                                                   read_gold_sheet)
+from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
 from benchmark_platform.audit.persist import (load_advisory, load_answers, load_audit_items, load_gold,
                                               load_latest_findings, load_previous, store_audit, store_calibration)
 from benchmark_platform.audit.policy import Action, apply_policy
@@ -18,10 +20,10 @@ from benchmark_platform.audit.pool import (C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CA
                                            load_human_reference)
 from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
+from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
-
 
 ESCALATED = (C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION)
 
@@ -35,7 +37,7 @@ class DisciplineAudit:
     actions: list[Action]
 
 
-def judges(spec: BenchmarkSpec):  # noqa: ANN201 - list[ModelConfig]
+def judges(spec: BenchmarkSpec) -> list[ModelConfig]:
     known = {m.name: m for m in spec.models}
     unknown = sorted(set(spec.audit.judges) - set(known))
     if unknown:
@@ -44,7 +46,8 @@ def judges(spec: BenchmarkSpec):  # noqa: ANN201 - list[ModelConfig]
 
 
 def _context(spec: BenchmarkSpec, embedder: Embedder | None) -> AuditContext:
-    reference = load_human_reference(spec.audit.human_reference) if spec.audit.human_reference else ()
+    path = spec.audit.human_reference
+    reference = load_human_reference(path if path.is_absolute() else spec.directory / path) if path else ()
     return AuditContext(spec.audit, embedder, human_reference=reference,
                         generator_families={m.name: m.family for m in spec.models})
 
@@ -99,9 +102,6 @@ async def sheet_kappa_report(paths: Sequence[Path], spec: BenchmarkSpec, embedde
 
 def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
     """Item-level agents that judge every item: a missing or outdated finding of one of them makes the item stale."""
-    from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING
-    from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
-
     agents = [*DETERMINISTIC_AGENTS, *([K2_FORMATTING] if spec.audit.kina else []),
               *([B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK] if spec.audit.judges else [])]
     return [(a.name, a.version) for a in agents]

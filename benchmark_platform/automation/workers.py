@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -41,44 +42,50 @@ def write_celery_config(directory: Path, broker: str, preload: tuple[str, ...] =
     return directory
 
 
+@dataclass
+class Workers:
+    names: list[str]
+    processes: list[subprocess.Popen]
+    log_dir: Path
+
+    def log(self, name: str) -> Path:
+        return self.log_dir / f"{name.split('@')[0]}.log"
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        """Until every worker consumes the queue (so each can take a task); a worker that exits is an error."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if any(p.poll() is not None for p in self.processes):
+                raise RuntimeError(f"a celery worker exited at start; see the logs in {self.log_dir}")
+            if all(" ready." in self.log(name).read_text(errors="replace") for name in self.names):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"celery workers not ready after {timeout_s} s; see the logs in {self.log_dir}")
+
+
 @contextmanager
 def celery_workers(count: int, broker: str, dagster_home: Path, env: dict[str, str], log_dir: Path,
-                   preload: tuple[str, ...] = (), ready_timeout_s: float = 120.0) -> Iterator[list[str]]:
-    """Start `count` workers (`w1@bench` ...) on the dagster queue; yields their names; stops them on exit."""
+                   preload: tuple[str, ...] = ()) -> Iterator[Workers]:
+    """Start `count` workers (`w1@bench` ...) on the dagster queue; stops them on exit. They start in the background:
+    call `wait_ready()` before work whose spread over the workers matters."""
     config_dir = write_celery_config(log_dir / "celery_config", broker, preload)
     worker_env = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home),
                   "PYTHONPATH": os.pathsep.join([str(config_dir), str(PROJECT_ROOT)])}
-    names = [f"w{n}@bench" for n in range(1, count + 1)]
-    processes = []
+    workers = Workers([f"w{n}@bench" for n in range(1, count + 1)], [], log_dir)
     try:
-        for name in names:
-            log = (log_dir / f"{name.split('@')[0]}.log").open("w")
-            processes.append(subprocess.Popen(
+        for name in workers.names:
+            log = workers.log(name).open("w")
+            workers.processes.append(subprocess.Popen(
                 [sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "-Q", CELERY_QUEUE,
                  "--prefetch-multiplier=1", "--concurrency=1", "-n", name, "--without-gossip", "--without-mingle",
                  "--loglevel=INFO"], env=worker_env, stdout=log, stderr=subprocess.STDOUT, cwd=log_dir))
-        _wait_ready(names, worker_env, log_dir, processes, ready_timeout_s)
-        yield names
+        yield workers
     finally:
-        for process in processes:
+        for process in workers.processes:
             process.terminate()
-        for process in processes:
+        for process in workers.processes:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def _wait_ready(names: list[str], env: dict[str, str], log_dir: Path, processes: list[subprocess.Popen],
-                timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        dead = [p.args for p in processes if p.poll() is not None]
-        if dead:
-            raise RuntimeError(f"a celery worker exited at start; see the logs in {log_dir}")
-        logs = [(log_dir / f"{n.split('@')[0]}.log").read_text(errors="replace") for n in names]
-        if all(" ready." in text for text in logs):
-            return
-        time.sleep(0.2)
-    raise TimeoutError(f"celery workers not ready after {timeout_s} s; see the logs in {log_dir}")

@@ -5,7 +5,8 @@
   and KINA's K1/K2 screening on; the static embedder. MMLU-Pro has no source facts, so A3 compares each stem with a
   one-line fact made from its key; A4's detector separates original-MMLU stems from the sources MMLU-Pro added
   (STEM websites, TheoremQA, SciBench): a real stylistic task of the same size as a template detector's.
-  Per-agent seconds are reported; the pure core is timed (no database).
+  Per-agent seconds and the process' CPU seconds are reported (the machine is shared); the pure core is timed (no
+  database).
 - llm_throughput_over_bound: B1 TriJudgeAnswer (three judges, one loopback provider with 64 slots, fixed 200 ms
   latency; the scripted server in its own process) over 400 items = 1,200 calls through the gateway (fresh database:
   cache and telemetry written as in production); achieved calls/s over the bound 64 / 0.2 s.
@@ -28,7 +29,7 @@ from benchmark_platform.audit.agents import AuditItem
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER
 from benchmark_platform.audit.pool import AuditContext, PoolAgent
-from benchmark_platform.audit.runner import AGENTS, run_audit
+from benchmark_platform.audit.runner import AGENTS, AuditOutcome, run_audit
 from benchmark_platform.bench.llm_gateway import ScriptedProcess, _drop, _fresh_database
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig
@@ -74,15 +75,15 @@ class _Timed:
         return dataclasses.replace(agent, **changes)
 
 
-def deterministic(items: list[AuditItem]) -> tuple[float, dict[str, float], int]:
+def deterministic(items: list[AuditItem]) -> tuple[float, float, dict[str, float], AuditOutcome]:
     config = AuditConfig(kina=KinaScreening())
     embedder = StaticEmbedder()
     embedder.encode(["warm up"])
     timer = _Timed()
     agents = [timer.wrap(a) for a in AGENTS]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     out = asyncio.run(run_audit(items, AuditContext(config, embedder), agents=agents))
-    return time.perf_counter() - t0, timer.seconds, len(out.findings)
+    return time.perf_counter() - t0, time.process_time() - cpu0, timer.seconds, out
 
 
 def llm_throughput(items: list[AuditItem]) -> float:
@@ -114,10 +115,12 @@ def llm_throughput(items: list[AuditItem]) -> float:
 def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     items = mmlu_pro_items(N_ITEMS)
-    seconds, per_agent, findings = deterministic(items)
+    seconds, cpu, per_agent, out = deterministic(items)
     ratio = llm_throughput(items[:LLM_ITEMS])
     print(json.dumps({"bench": "audit", "items": len(items), "deterministic_agents_seconds": round(seconds, 2),
-                      "findings": findings, "per_agent_seconds": {k: round(v, 2) for k, v in sorted(per_agent.items())},
+                      "deterministic_agents_cpu_seconds": round(cpu, 2), "findings": len(out.findings),
+                      "a4_heldout_auc": out.corpus[("A4_template_fingerprint", "1")][1]["heldout_auc"],
+                      "per_agent_seconds": {k: round(v, 2) for k, v in sorted(per_agent.items())},
                       "llm_items": LLM_ITEMS, "llm_calls": 3 * LLM_ITEMS,
                       "llm_throughput_over_bound": round(ratio, 3)}))
 

@@ -1,8 +1,9 @@
 """Backfill benchmark on the `kina` spec (261 subfield partitions): what Dagster's orchestration costs per partition.
 
-The stage is the real deterministic audit (benchmark_platform.audit: load a discipline's items, run every agent,
-store the findings) over real ten-option items: MMLU-Pro's 12,032 items from ../shared/data, dealt to KINA's 261
-subfields in proportion to KINA Table 8's item counts. Side by side in one run, each on a clean slate of findings:
+The stage is the real audit (benchmark_platform.audit.stage.audit_discipline: load a discipline's items, run every
+agent, apply the policy, store findings and actions; the shipped static embedder, no LLM judge) over real ten-option
+items: MMLU-Pro's 12,032 items from ../shared/data, dealt to KINA's 261 subfields in proportion to KINA Table 8's
+item counts. Side by side in one run, each on a clean slate of findings:
   compute          the stage function called directly for all 261 partitions (no Dagster);
   single_run       one run over all 261 keys (BackfillPolicy.single_run, asset loops over context.partition_keys);
   per_run          one run per partition (in-process `materialize`), on a sample of `--per-run-sample` keys;
@@ -12,8 +13,8 @@ Keys: partitions, overhead_s_per_partition_single_run, overhead_s_per_partition_
 celery_over_multiprocess (wall time ratio), and the raw seconds.
 """
 
-
 import argparse
+import asyncio
 import json
 import multiprocessing
 import os
@@ -28,27 +29,26 @@ from urllib.parse import urlsplit, urlunsplit
 import dagster as dg
 import psycopg2
 
-from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, audit
-from benchmark_platform.audit.persist import inputs_hash, load_audit_items, store_audit
+from benchmark_platform.audit.stage import audit_discipline
 from benchmark_platform.automation.workers import celery_workers, write_dagster_home
 from benchmark_platform.defs.automation.executors import benchmark_executor
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.automation.requests import RANGE_END, RANGE_START
+from benchmark_platform.defs.common import (DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions,
+                                            key)
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, insert_rows, migrate
 from benchmark_platform.store.settings import DATABASE_URL_ENV, database_url
 
 SPEC = "kina"
-OPTIONS = 10
 JOB = "bench_audit_job"
 MMLU_PRO = PROJECT_ROOT.parent / "shared" / "data" / "mmlu_pro_outputs" / "items_by_category"
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
 def seed_items(db: Database, spec: BenchmarkSpec, disciplines: list[str] | None = None) -> int:
     """MMLU-Pro items dealt to the spec's leaves by their Table 8 weights (a leaf of weight w gets w shares)."""
     wanted = set(disciplines or spec.discipline_keys)
-    weights = {leaf: node_items for leaf, node_items in _leaf_weights(spec)}
+    weights = dict(_leaf_weights(spec))
     cycle = [leaf for leaf in spec.discipline_keys for _ in range(weights[leaf])]
     rows = []
     for n, record in enumerate(_mmlu_pro_items()):
@@ -81,11 +81,9 @@ def _mmlu_pro_items() -> list[dict]:
 
 
 def audit_partition(db: Database, spec: BenchmarkSpec, discipline: str, run_id: str | None) -> Counter:
-    """The stage's work for one partition (what defs/audit does per discipline)."""
-    items = load_audit_items(db, spec.name, discipline, OPTIONS)
-    findings = audit(items, spec.audit)
-    store_audit(db, spec.name, discipline, inputs_hash(items, DETERMINISTIC_AGENTS), findings, run_id)
-    return Counter(items=len(items), findings=len(findings))
+    """The audit stage's work for one partition (defs/audit's, with the default embedder and no LLM panel)."""
+    done = asyncio.run(audit_discipline(db, spec, discipline, EmbedderResource().embedder, None, run_id))
+    return Counter(items=done.items, findings=len(done.outcome.findings))
 
 
 def stage_definitions(spec: BenchmarkSpec) -> dg.Definitions:
@@ -214,9 +212,10 @@ def _measure(db: Database, spec: BenchmarkSpec, keys: list[str], dagster_url: st
         clear_findings(db, spec)
         multiprocess_s, _ = run_ranges({"multiprocess": {}}, keys, args.runs)
         clear_findings(db, spec)
-        with celery_workers(2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp), preload=(__name__,)):
-            celery_s, _ = run_ranges({"celery": {"broker": args.broker, "backend": args.broker}}, keys,
-                                  args.runs)
+        with celery_workers(2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp),
+                            preload=(__name__,)) as workers:
+            workers.wait_ready()
+            celery_s, _ = run_ranges({"celery": {"broker": args.broker, "backend": args.broker}}, keys, args.runs)
         instance.dispose()
 
     n = len(keys)

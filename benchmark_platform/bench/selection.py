@@ -141,8 +141,14 @@ def mmlu_pro_discipline(
     for name, count in shares.iter_rows():
         expected = k_total * count / pool.height
         strata.append(Stratum(name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1))
+    names = {s.name for s in strata}
     anchor_items = [
-        AnchorItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], stratum=family(r["src"]) if family(r["src"]) in {s.name for s in strata} else strata[0].name)
+        AnchorItem(
+            id=f"q{r['question_id']}",
+            text=r["question"],
+            src=r["src"],
+            stratum=family(r["src"]) if family(r["src"]) in names else strata[0].name,  # a family only anchors have
+        )
         for r in anchor_rows.iter_rows(named=True)
     ]
     positives = pool[rng.permutation(pool.height)[:60]]

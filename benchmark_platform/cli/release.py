@@ -70,8 +70,12 @@ def _rebuild(args: argparse.Namespace) -> int:
         print(f"error: no kept release at {directory} (see `benchmark-platform release list`)", file=sys.stderr)
         return 2
     url = prepare_environment()
-    with dg.DagsterInstance.get() as instance:
-        report = rebuild_release(directory, instance, {"database": DatabaseResource(url=url)})
+    try:
+        with dg.DagsterInstance.get() as instance:
+            report = rebuild_release(directory, instance, {"database": DatabaseResource(url=url)})
+    except ValueError as exc:  # the kept release does not verify, or its spec no longer fits this code
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for change in report.code_changes:
         print(f"code changed since the release: {change}")
     if report.data_changes:

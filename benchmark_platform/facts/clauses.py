@@ -156,11 +156,17 @@ def noun_phrase(token: Token, mentions: list[tuple[int, int, Mention]]) -> tuple
     return start, end
 
 
+_SPEAKERS = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
+
+
 def antecedent_from(subject: Token, mentions: list[tuple[int, int, Mention]]) -> Antecedent | None:
+    """The subject's noun phrase as a referent; none for a pronoun, or a phrase about the writer or reader."""
     if subject.pos_ not in ("NOUN", "PROPN"):
         return None
     start, end = noun_phrase(subject, mentions)
     doc = subject.doc
+    if any(t.lower_ in _SPEAKERS for t in doc[start:end]):
+        return None
     return Antecedent(
         text=doc[start:end].text,
         mentions=tuple(m for s, e, m in mentions if s < end and e > start),

@@ -5,7 +5,7 @@ duplicate of the first kept candidate it reaches cosine >= threshold with. Two g
 sentence embedding cannot tell apart: a duplicate must state the same numbers, and the linked entities of one
 must include the other's ('Pinot Noir ripens early' is no duplicate of 'Pinot Gris ripens early'). Template facts
 (thousands of near-identical sentences about different records) skip the embedding: one duplicates another only
-with the same subject, field and value.
+when both say the same sentence about the same entity.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ def near_duplicates(candidates: Sequence[Candidate], encode: Encode, threshold: 
     prose: list[int] = []  # ranks of prose candidates
     for rank, i in enumerate(order):
         if candidates[i].method.startswith("template:"):
-            attributes = candidates[i].attributes
-            key = (attributes.get("entity_id"), attributes.get("field"), attributes.get("value"))
+            key = (candidates[i].attributes.get("entity_id"), candidates[i].text)
             if key in first_by_key:
                 duplicates.append(Duplicate(i, order[first_by_key[key]], 1.0))
             else:

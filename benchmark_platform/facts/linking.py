@@ -55,7 +55,8 @@ class Linker:
             overlap = next((span for span in spans if span.start < ent.end and ent.start < span.end), None)
             if overlap is not None:
                 corrected[overlap.start] = ent.label_
-            elif ent.label_ in NER_TYPES and not any(i in claimed for i in range(ent.start, ent.end)):
+            elif ent.label_ in NER_TYPES and any(t.pos_ == "PROPN" for t in ent) and not any(
+                    i in claimed for i in range(ent.start, ent.end)):  # 'Grape' at a sentence start is no ORG
                 surface = _trim(ent.text)
                 entity_type = NER_TYPES[ent.label_]
                 mentions.append((ent.start, ent.end, Mention(entity_id(entity_type, surface), entity_type, surface)))

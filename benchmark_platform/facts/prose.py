@@ -71,10 +71,10 @@ class ProseExtractor:
 
     def __init__(self, config: FactsConfig, spec_dir: Path) -> None:
         self.config = config
-        self.nlp = spacy.load(config.spacy_model, exclude=["lemmatizer", "senter"])
-        self.segmenter = spacy.load(config.spacy_model, vocab=self.nlp.vocab, exclude=[
-            "tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner"])
-        self.segmenter.enable_pipe("senter")
+        # one model, two passes: the statistical segmenter alone, then the parse pipes (the segmenter off)
+        self.nlp = spacy.load(config.spacy_model, exclude=["lemmatizer"])
+        self.nlp.enable_pipe("senter")
+        self.parse_pipes = [name for name in self.nlp.pipe_names if name != "senter"]
         self.linker = Linker(self.nlp, Gazetteer.from_config(config, spec_dir), config.lexicons)
         self.on_topic = OnTopic(config.on_topic)
         self.conjunctions = frozenset(c.lower() for c in config.conjunctions)
@@ -82,15 +82,16 @@ class ProseExtractor:
     def extract(self, documents: list[SourceDocument]) -> ProseResult:
         result = ProseResult()
         sentences = list(self._sentences(documents, result))
-        docs = self.nlp.pipe((s.text for s in sentences), batch_size=self.config.batch_size)
         context, where = Context(), (-1, -1)
-        for sentence, doc in zip(sentences, docs, strict=True):
-            if (sentence.document, sentence.paragraph) != where:
-                where = (sentence.document, sentence.paragraph)
-                topic = self.linker.topic(documents[sentence.document].title)
-                context = Context(topic=Antecedent(topic.name, (Mention(topic.entity_id, topic.entity_type,
-                                                                        topic.name),)) if topic else None)
-            self._sentence(documents[sentence.document], sentence.start, doc, context, result)
+        with self.nlp.select_pipes(enable=self.parse_pipes):
+            docs = self.nlp.pipe((s.text for s in sentences), batch_size=self.config.batch_size)
+            for sentence, doc in zip(sentences, docs, strict=True):
+                if (sentence.document, sentence.paragraph) != where:
+                    where = (sentence.document, sentence.paragraph)
+                    topic = self.linker.topic(documents[sentence.document].title)
+                    context = Context(topic=Antecedent(topic.name, (Mention(topic.entity_id, topic.entity_type,
+                                                                            topic.name),)) if topic else None)
+                self._sentence(documents[sentence.document], sentence.start, doc, context, result)
         return result
 
     def _sentences(self, documents: list[SourceDocument], result: ProseResult) -> Iterator[_Sentence]:
@@ -100,21 +101,23 @@ class ProseExtractor:
         the next sentence's referent). Neither could yield a fact after parsing."""
         units = [(d, p, offset, text) for d, document in enumerate(documents)
                  for p, offset, text in prose_lines(document)]
-        segmented = self.segmenter.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
         paragraph: list[tuple[_Sentence, bool, bool]] = []
-        for (d, p, offset, _), doc in zip(units, segmented, strict=True):
-            if paragraph and (paragraph[-1][0].document, paragraph[-1][0].paragraph) != (d, p):
-                yield from self._worth_parsing(paragraph, documents, result)
-                paragraph = []
-            anchored = {start for _, start, _ in self.linker.matcher(doc)}
-            for sent in doc.sents:
-                text = sent.text.strip()
-                if not text:
-                    continue
-                result.sentences += 1
-                start = offset + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
-                paragraph.append((_Sentence(d, p, start, text), any(sent.start <= i < sent.end for i in anchored),
-                                  any(t.lower_ in REFERRING_WORDS for t in sent)))
+        with self.nlp.select_pipes(enable=["senter"]):
+            segmented = self.nlp.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
+            for (d, p, offset, _), doc in zip(units, segmented, strict=True):
+                if paragraph and (paragraph[-1][0].document, paragraph[-1][0].paragraph) != (d, p):
+                    yield from self._worth_parsing(paragraph, documents, result)
+                    paragraph = []
+                anchored = {start for _, start, _ in self.linker.matcher(doc)}
+                for sent in doc.sents:
+                    text = sent.text.strip()
+                    if not text:
+                        continue
+                    result.sentences += 1
+                    start = offset + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
+                    paragraph.append((_Sentence(d, p, start, text),
+                                      any(sent.start <= i < sent.end for i in anchored),
+                                      any(t.lower_ in REFERRING_WORDS for t in sent)))
         yield from self._worth_parsing(paragraph, documents, result)
 
     def _worth_parsing(self, paragraph: list[tuple[_Sentence, bool, bool]], documents: list[SourceDocument],

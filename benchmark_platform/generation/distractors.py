@@ -53,7 +53,8 @@ class EntityCatalogue:
         for fact in sorted(facts, key=lambda f: f.fact_id):
             if fact.structured and fact.entity_type:
                 surfaces[fact.entity_type][norm(fact.subject)][fact.subject] += 1  # type: ignore[arg-type]
-                attrs[(fact.entity_type, norm(fact.subject))][fact.field] = norm(fact.value)  # type: ignore[arg-type,index]
+                key = (fact.entity_type, norm(fact.subject))  # type: ignore[arg-type]
+                attrs[key][fact.field] = norm(fact.value)  # type: ignore[arg-type,index]
             for entity in fact.entities:
                 surfaces[entity.entity_type][norm(entity.surface)][entity.surface] += 1
         self.types: dict[str, _TypeIndex] = {}

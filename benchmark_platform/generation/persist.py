@@ -36,13 +36,20 @@ def load_pool(db: Database, spec_name: str, discipline: str) -> list[Fact]:
 
 
 def audit_pass_rates(db: Database, spec_name: str) -> dict[str, tuple[int, int]]:
-    """(passed, audited) per generator over the spec's audited items: an item passes with no 'fail' finding."""
+    """(passed, audited) per generator: an item passes when its discipline's latest audit run did not drop it
+    (the audit policy's verdict; advisory agents' failures and relabel/disclose actions do not count against it)."""
     rows = db.query("""
-        SELECT generator, count(*) FILTER (WHERE NOT failed)::int AS passed, count(*)::int AS audited FROM (
-            SELECT g.generator, bool_or(a.severity = 'fail') AS failed
-            FROM audit_findings a JOIN generation_metadata g ON g.item_id = a.item_id
-            JOIN items i ON i.item_id = a.item_id WHERE i.spec = %s GROUP BY a.item_id, g.generator) t
-        GROUP BY generator""", (spec_name,))
+        WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
+                        ORDER BY discipline, audit_run_id DESC)
+        SELECT g.generator,
+               count(*) FILTER (WHERE NOT EXISTS (
+                   SELECT 1 FROM audit_policy p WHERE p.audit_run_id = l.audit_run_id AND p.item_id = i.item_id
+                   AND p.action = 'drop'))::int AS passed,
+               count(*)::int AS audited
+        FROM items i JOIN latest l ON l.discipline = i.discipline JOIN generation_metadata g USING (item_id)
+        WHERE i.spec = %(spec)s AND EXISTS (SELECT 1 FROM audit_findings f WHERE f.audit_run_id = l.audit_run_id
+                                            AND f.item_id = i.item_id)
+        GROUP BY g.generator""", {"spec": spec_name})
     return {r["generator"]: (r["passed"], r["audited"]) for r in rows}
 
 

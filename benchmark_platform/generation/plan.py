@@ -59,27 +59,36 @@ def largest_remainder(total: int, shares: Mapping[str, float]) -> dict[str, int]
     return counts
 
 
-def capped_allocation(total: int, weights: Mapping[str, float], cap: int) -> dict[str, int]:
-    """Split `total` in proportion to `weights` with no one above `cap` (water-filling, then largest remainder).
-    Gives min(total, cap x len(weights)) in all."""
-    total = min(total, cap * len(weights))
+def water_fill(total: float, weights: Mapping[str, float], caps: Mapping[str, float]) -> dict[str, float]:
+    """Split `total` in proportion to `weights` with no key above its cap, the excess going to the others in
+    proportion (min(total, sum of caps) in all)."""
     alloc = dict.fromkeys(weights, 0.0)
-    free, left = set(weights), float(total)
+    free, left = set(weights), min(float(total), float(sum(caps[k] for k in weights)))
     while free and left > 1e-9:
         weight = sum(weights[g] for g in free)
         share = {g: left * weights[g] / weight if weight > 0 else left / len(free) for g in free}
-        capped = {g for g in free if alloc[g] + share[g] >= cap}
+        capped = {g for g in free if alloc[g] + share[g] >= caps[g]}
         if not capped:
             for g in free:
                 alloc[g] += share[g]
             break
         for g in capped:
-            left -= cap - alloc[g]
-            alloc[g] = cap
+            left -= caps[g] - alloc[g]
+            alloc[g] = caps[g]
         free -= capped
+    return alloc
+
+
+def capped_allocation(total: int, weights: Mapping[str, float], cap: int | Mapping[str, int]) -> dict[str, int]:
+    """Integer split of `total` in proportion to `weights`, no key above its cap (water-filling, then largest
+    remainder under the caps), each within 1 of its water-filled share."""
+    caps = {k: cap if isinstance(cap, int) else cap[k] for k in weights}
+    alloc = water_fill(total, weights, caps)
+    target = round(sum(alloc.values()))
     counts = {g: math.floor(v + 1e-9) for g, v in alloc.items()}
-    order = sorted((g for g in weights if counts[g] < cap), key=lambda g: (counts[g] - alloc[g], list(weights).index(g)))
-    for g in order[: total - sum(counts.values())]:
+    order = sorted((g for g in weights if counts[g] < caps[g]),
+                   key=lambda g: (counts[g] - alloc[g], list(weights).index(g)))
+    for g in order[: target - sum(counts.values())]:
         counts[g] += 1
     return counts
 
@@ -115,15 +124,17 @@ def balanced_positions(n: int, k: int, seed: int, key: str) -> list[int]:
 
 
 def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]],
-         available: set[str] | None = None) -> Plan:
-    """Slots for `n` items. `available`: strategies the discipline's facts allow (default: all)."""
+         available: set[str] | None = None, limits: Mapping[str, int] | None = None) -> Plan:
+    """Slots for `n` items. `available`: strategies the discipline's facts allow (default: all); `limits`: the most
+    items a strategy can make from them (its share beyond goes to the others, in proportion), and under the key
+    'pseudo_mcq10' the most template slots that can be 10-option pseudo-MCQs."""
     generators = list(config.generators)
     runnable = [s for s in STRATEGIES if config.strategy_shares.get(s, 0) > 0
                 and (generators or s in DETERMINISTIC_STRATEGIES) and (available is None or s in available)]
     shares = {s: config.strategy_shares[s] for s in runnable}
-    weight = sum(shares.values())
-    quota = {s: n * v / weight for s, v in shares.items()} if weight else {}
-    counts = largest_remainder(n, shares)
+    caps = {s: (limits or {}).get(s, n) for s in runnable}
+    quota = water_fill(n, shares, caps)
+    counts = capped_allocation(n, shares, caps)
     cap = math.floor(config.generator_cap * n + 1e-9)
     llm_slots = sum(c for s, c in counts.items() if s != "template") if generators else 0
     gen_counts = capped_allocation(llm_slots, pass_rate_weights(generators, audited), cap) if generators else {}
@@ -142,7 +153,8 @@ def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]
         slots.append(Slot(len(slots), "distractor_mining", DETERMINISTIC, "L2",
                           config.cognitive["distractor_mining"], "mcq4"))
     n_templates = counts.get("template", 0)
-    n_pseudo = round(config.pseudo_mcq.share_of_templates * n_templates)
+    n_pseudo = min(round(config.pseudo_mcq.share_of_templates * n_templates),
+                   (limits or {}).get("pseudo_mcq10", n_templates))
     for fmt in _interleave({"pseudo_mcq10": n_pseudo, "mcq4": n_templates - n_pseudo}):
         slots.append(Slot(len(slots), "template", DETERMINISTIC, None, config.cognitive["template"], fmt))
     return Plan(tuple(slots), quota, cap, gen_counts, overflow)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation import strategies as st
-from benchmark_platform.generation.config import DETERMINISTIC, GenerationConfig, QuestionTemplate
+from benchmark_platform.generation.config import DETERMINISTIC, STRATEGIES, GenerationConfig, QuestionTemplate
 from benchmark_platform.generation.distractors import EntityCatalogue
 from benchmark_platform.generation.model import Fact, Item, norm
 from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, plan
@@ -49,20 +49,38 @@ class GenerationResult:
 class _Context:
     """What the strategies draw on: indexes over the discipline's facts, built once."""
 
-    def __init__(self, selected: list[Fact], pool: list[Fact], templates: list[QuestionTemplate],
-                 embedder: Embedder) -> None:
+    def __init__(self, selected: list[Fact], pool: list[Fact], config: GenerationConfig, embedder: Embedder) -> None:
         seen = {f.fact_id for f in selected}
         self.selected = selected
         self.everything = selected + [f for f in pool if f.fact_id not in seen]
         self.index = FieldIndex(self.everything)
         self.catalogue = EntityCatalogue(self.everything, embedder)
-        self.templates = templates
+        self.templates = config.templates
+        self.options, self.pseudo = config.options_per_item, config.pseudo_mcq
         self.embedder = embedder
         self.by_subject: dict[tuple[str, str], list[Fact]] = defaultdict(list)
         for f in self.everything:
             if f.structured and f.entity_type:
                 self.by_subject[(f.entity_type, norm(f.subject or ""))].append(f)
         self._vectors = None
+        self._streams: dict[str, tuple[list, Iterator]] = {}
+
+    def stream(self, name: str) -> Iterator:
+        """The named candidates (mined, pairs, pseudo groups, template items), computed once and lazily."""
+        made, source = self._streams.setdefault(name, ([], getattr(self, name)()))
+        i = 0
+        while True:
+            if i == len(made):
+                nxt = next(source, None)
+                if nxt is None:
+                    return
+                made.append(nxt)
+            yield made[i]
+            i += 1
+
+    def count(self, name: str, needed: int) -> int:
+        """How many candidates the named stream has, looking no further than `needed`."""
+        return sum(1 for _, _ in zip(range(needed), self.stream(name)))
 
     def _blocks(self) -> Iterator[list[Fact]]:
         for at in range(0, len(self.selected), BLOCK):
@@ -82,12 +100,42 @@ class _Context:
         out = {"fact_to_question"} if self.selected else set()
         if any(matching_templates(self.templates, f) for f in self.selected):
             out.add("template")
-        if next(self.mined(), None) is not None:
+        if self.count("mined", 1):
             out.add("distractor_mining")
-        if next(self.pairs(), None) is not None:
+        if self.count("pairs", 1):
             out.add("comparative")
         if len(self.everything) >= 3 and self.selected:
             out.add("scenario")
+        return out
+
+    def template_items(self) -> Iterator[tuple[Fact, QuestionTemplate]]:
+        """(fact, template) pairs whose item can be built and asks a question not asked before."""
+        asked: set[str] = set()
+        for fact, template in self.template_pairs():
+            item = template_item("", 0, template, fact, self.index, self.options, 0, "")
+            if item is not None and norm(item.question) not in asked:
+                asked.add(norm(item.question))
+                yield fact, template
+
+    def pseudo_ok(self) -> Iterator[list[Fact]]:
+        """Pseudo-MCQ fact groups the builder accepts."""
+        return (g for g in self.pseudo_groups()
+                if pseudo_item("", 0, g, self.index, self.pseudo, 0, PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE) is not None)
+
+    def limits(self, the_plan: Plan) -> dict[str, int]:
+        """Strategies (and the pseudo format) whose candidates fall short of the plan, with what they can make."""
+        planned = Counter(s.strategy for s in the_plan.slots)
+        pseudo = sum(s.format == "pseudo_mcq10" for s in the_plan.slots)
+        have = {"distractor_mining": self.count("mined", planned["distractor_mining"]),
+                "comparative": self.count("pairs", planned["comparative"]),
+                "scenario": len(self.selected) if len(self.everything) >= 3 else 0,
+                "fact_to_question": len(self.selected),
+                "pseudo_mcq10": self.count("pseudo_ok", pseudo)}
+        have["template"] = self.count("template_items", planned["template"] - min(pseudo, have["pseudo_mcq10"])) \
+            + have["pseudo_mcq10"]
+        out = {k: v for k, v in have.items() if k in planned and v < planned[k]}
+        if have["pseudo_mcq10"] < pseudo:
+            out["pseudo_mcq10"] = have["pseudo_mcq10"]
         return out
 
     def template_pairs(self) -> Iterator[tuple[Fact, QuestionTemplate]]:
@@ -109,7 +157,7 @@ class _Context:
                         and norm(other.subject or "") not in subjects:
                     group.append(other)
                     subjects.add(norm(other.subject or ""))
-                if len(group) == 12:
+                if len(group) == self.pseudo.statements:
                     break
             yield group
 
@@ -145,8 +193,15 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     with few items of a format do not all put their answers in the same places."""
     if config.generators and gateway is None:
         raise ValueError(f"generation.generators {config.generators} need an LLM gateway")
-    ctx = _Context(selected, pool, config.templates, embedder)
-    the_plan = plan(config.items_per_discipline or len(selected), config, audited, ctx.available())
+    ctx = _Context(selected, pool, config, embedder)
+    n, available, limits = config.items_per_discipline or len(selected), ctx.available(), {}
+    the_plan = plan(n, config, audited, available)
+    for _ in range(len(STRATEGIES) + 1):  # re-plan while some strategy lacks the facts for its share
+        short = ctx.limits(the_plan)
+        if not short:
+            break
+        limits.update(short)
+        the_plan = plan(n, config, audited, available, limits)
     slots_by = defaultdict(list)
     for slot in the_plan.slots:
         slots_by[(slot.strategy, slot.generator == DETERMINISTIC, slot.format)].append(slot)
@@ -158,26 +213,18 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     version = templates_version(config.templates)
 
     # deterministic slots
-    asked: set[str] = set()  # question texts already used: a template never asks the same question twice
-
-    def distinct(item: Item | None) -> Item | None:
-        if item is None or norm(item.question) in asked:
-            return None
-        asked.add(norm(item.question))
-        return item
-
     made, result.unfilled["template"] = _fill(
-        slots_by[("template", True, "mcq4")], ctx.template_pairs(),
-        lambda s, c: distinct(template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item,
-                                            pos[s.index], version)))
+        slots_by[("template", True, "mcq4")], ctx.stream("template_items"),
+        lambda s, c: template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index],
+                                   version))
     result.items += made
     made, missing = _fill(
-        slots_by[("template", True, "pseudo_mcq10")], ctx.pseudo_groups(),
+        slots_by[("template", True, "pseudo_mcq10")], ctx.stream("pseudo_ok"),
         lambda s, g: pseudo_item(spec_name, seed, g, ctx.index, config.pseudo_mcq, pos[s.index], PSEUDO_DIFFICULTY,
                                  PSEUDO_COGNITIVE))
     result.items += made
     result.unfilled["template"] += missing
-    mined_iter = ctx.mined()
+    mined_iter = ctx.stream("mined")
     made, result.unfilled["distractor_mining"] = _fill(
         slots_by[("distractor_mining", True, "mcq4")], mined_iter,
         lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive))
@@ -199,7 +246,7 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
 
     llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC]
     f2q = iter(ctx.selected)
-    pairs = ctx.pairs()
+    pairs = ctx.stream("pairs")
     kinds = config.scenario_types_for(discipline)
     clusters = ctx.clusters() if llm_slots else iter(())
     for slot in llm_slots:

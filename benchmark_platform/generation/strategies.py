@@ -82,7 +82,8 @@ def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
     (then the blanked sentence would fit them too), and the entities it mentions."""
     entities = [e for e in fact.entities if not (fact.structured and norm(e.surface) == norm(fact.subject or ""))]
     field_index = index.get(fact) if fact.structured else None
-    if field_index is not None and fact.entity_type and len(field_index.subjects_with[norm(fact.value or "")]) == 1:
+    sharing = field_index.subjects_with.get(norm(fact.value or ""), []) if field_index is not None else []
+    if fact.entity_type and len(sharing) == 1:
         entities.insert(0, Entity(f"{fact.entity_type}:{norm(fact.subject or '')}", fact.entity_type,
                                   fact.subject or ""))
     return entities

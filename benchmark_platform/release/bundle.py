@@ -128,8 +128,8 @@ def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, b
 
 def manifest_of(spec: BenchmarkSpec, files: dict[str, bytes], rows: dict[str, int], split: dict[str, int],
                 provenance: dict[str, object]) -> dict[str, object]:
-    entries = {path: {"sha256": sha256_bytes(data), "bytes": len(data), **({"rows": rows[path]} if path in rows else {})}
-               for path, data in sorted(files.items())}
+    entries = {path: {"sha256": sha256_bytes(data), "bytes": len(data),
+                      **({"rows": rows[path]} if path in rows else {})} for path, data in sorted(files.items())}
     return {"benchmark": spec.name, "version": spec.release.version, "canary": spec.release.canary,
             "licence": spec.release.licence, "split": {"test_share": spec.release.test_share, **split},
             "files": entries, "provenance": provenance}
@@ -173,7 +173,8 @@ def verify_release(directory: Path) -> list[str]:
         elif sha256_file(path) != entry["sha256"]:
             problems.append(f"{name}: content hash differs from the manifest")
     present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
-    problems += [f"{name}: not listed in the manifest" for name in sorted(present - set(manifest["files"]) - {MANIFEST})]
+    unlisted = present - set(manifest["files"]) - {MANIFEST}
+    problems += [f"{name}: not listed in the manifest" for name in sorted(unlisted)]
     return problems
 
 

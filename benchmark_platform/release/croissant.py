@@ -84,7 +84,6 @@ def croissant(summary: ReleaseSummary, tables: dict[str, tuple[str, pl.DataFrame
                        "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}}}
                       for column, dtype in frame.schema.items()],
         })
-    items = s.items
     findings = s.table("audit_findings")
     return {
         "@context": CONTEXT,
@@ -111,9 +110,10 @@ def croissant(summary: ReleaseSummary, tables: dict[str, tuple[str, pl.DataFrame
         "rai:dataPreprocessingProtocol": ["Extraction of atomic facts as spans of stored documents",
                                           "Removal of near-duplicate facts",
                                           "Per-discipline fact selection by the selection stage"],
-        "rai:dataAnnotationProtocol": f"Labels are the facts' values; {findings['agent'].n_unique() if findings.height else 0} "
-                                      f"audit agents checked {items.height} released items, dropping any item with a "
-                                      "critical failure (data/audit_findings.parquet, data/audit_actions.parquet).",
+        "rai:dataAnnotationProtocol": (
+            f"Labels are the facts' values; {findings['agent'].n_unique() if findings.height else 0} audit agents "
+            "checked every item; the audit policy dropped items with a critical failure, relabelled difficulty and "
+            "disclosed closed-book solvability (data/audit_findings.parquet, data/audit_actions.parquet)."),
         "rai:dataAnnotationPlatform": "benchmark_platform audit stage (Dagster asset graph)",
         "rai:machineAnnotationTools": s.generators or ["none"],
         "rai:dataUseCases": ["Evaluating the factual domain knowledge of language models per discipline, difficulty "

@@ -40,9 +40,10 @@ class ReleaseSummary:
     def limitations(self) -> list[str]:
         notes = []
         if self.generators == ["deterministic"]:
-            notes.append("Every question comes from a deterministic template over a structured fact (the default run "
-                         "calls no LLM): phrasing is formulaic and distractors are other values of the same field, so "
-                         "the items test recall of catalogued facts rather than reasoning.")
+            notes.append("Every question was generated deterministically from structured facts by templates and "
+                         "distractor mining (the default run calls no LLM): phrasing is formulaic and distractors are "
+                         "other values of the same field, so the items test recall of catalogued facts rather than "
+                         "reasoning.")
         empty = [key for key, _ in self.disciplines if key not in set(self.items["discipline"].to_list()
                                                                      if self.items.height else [])]
         if empty:
@@ -51,11 +52,16 @@ class ReleaseSummary:
         if self.evaluated_models and set(self.evaluated_models) <= {"random-baseline"}:
             notes.append("Only the random baseline was evaluated; the leaderboard shows chance accuracy, not model "
                          "ability.")
-        findings = self.table("audit_findings")
-        if findings.height:
-            agents = sorted(findings["agent"].unique().to_list())
-            notes.append(f"The audit ran {len(agents)} rule-based agents ({', '.join(agents)}); their agreement "
-                         "with human judgement was not calibrated against gold labels in this release.")
+        findings, calibration = self.table("audit_findings"), self.table("gold_calibration")
+        calibrated = set(calibration["agent"]) if calibration.height else set()
+        uncalibrated = sorted(set(findings["agent"]) - calibrated) if findings.height else []
+        if uncalibrated:
+            notes.append(f"Audit agents without a gold-label calibration (kappa) in this release: "
+                         f"{', '.join(uncalibrated)}; their verdicts are not validated against human judgement.")
+        if calibration.height and calibration["advisory"].any():
+            advisory = sorted(set(calibration.filter(pl.col("advisory"))["agent"]))
+            notes.append(f"Agents whose agreement with human gold labels fell below the threshold only advise: "
+                         f"{', '.join(advisory)} (data/gold_calibration.parquet).")
         tiers = self.table("licences")
         if tiers.height and tiers["tier"].max() > 1:
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
@@ -70,7 +76,7 @@ class ReleaseSummary:
                 f"stage, by {', '.join(_GENERATORS.get(g, g) for g in self.generators) or 'no generator'}.")
 
 
-_GENERATORS = {"deterministic": "deterministic templates (no LLM)"}
+_GENERATORS = {"deterministic": "deterministic generators (no LLM)"}
 
 
 def _tier_counts(sources: pl.DataFrame) -> str:
@@ -86,7 +92,8 @@ def _markdown(frame: pl.DataFrame, limit: int | None = None) -> str:
     shown = frame.head(limit) if limit else frame
     header = "| " + " | ".join(shown.columns) + " |\n|" + "---|" * len(shown.columns) + "\n"
     body = "".join("| " + " | ".join(_cell(v) for v in row) + " |\n" for row in shown.iter_rows())
-    more = f"\n_({frame.height - shown.height} more rows in the Parquet table)_\n" if shown.height < frame.height else ""
+    more = (f"\n_({frame.height - shown.height} more rows in the Parquet table)_\n" if shown.height < frame.height
+            else "")
     return header + body + more
 
 
@@ -110,6 +117,10 @@ def datasheet(summary: ReleaseSummary, file_count: int) -> str:
              if findings.height else pl.DataFrame())
     actions = s.table("audit_actions")
     policy = actions.group_by("action").len("items").sort("action") if actions.height else pl.DataFrame()
+    calibration = s.table("gold_calibration")
+    if calibration.height:
+        calibration = calibration.filter(pl.col("is_primary")).select("agent", "rubric", "n", "kappa", "ci_low",
+                                                                        "ci_high", "advisory")
     licences = s.table("licences")
     licence_totals = (licences.group_by("licence").agg(pl.col("facts").sum(), pl.col("items").sum()).sort("licence")
                       if licences.height else pl.DataFrame())
@@ -155,6 +166,9 @@ release's own tables.
 - Near-duplicate facts were removed; facts were selected per discipline; items were audited by:
 
 {_markdown(audit)}
+- **Calibration against human gold labels** (Cohen's kappa per agent and rubric, bootstrap 95% CI):
+
+{_markdown(calibration)}
 - **Policy actions** (drop: not released; `data/audit_actions.parquet` gives each item's reason):
 
 {_markdown(policy)}

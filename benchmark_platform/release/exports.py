@@ -56,7 +56,8 @@ def export_files(records: pl.DataFrame, spec_name: str, version: str, descriptio
         f"exports/inspect/{name}.py": _inspect_task(name, canary).encode(),
         f"exports/inspect/{name}.jsonl": _jsonl(records, canary),
         "exports/hf/data/dev-00000-of-00001.parquet": data,
-        "exports/hf/README.md": _dataset_card(spec_name, version, description, licence, canary, records.height).encode(),
+        "exports/hf/README.md": _dataset_card(spec_name, version, description, licence, canary,
+                                              records.height).encode(),
     }
     return files
 

@@ -1,8 +1,9 @@
 """The release's tables, read from the system of record. A stage adds its table with one entry in RELEASE_QUERIES.
 
 Released items are the latest audit run's survivors of each discipline: no 'drop' action of the audit policy
-(audit_policy; difficulty as relabelled there). Every query takes the parameters `spec` (its name) and `critical` (those agents' names). Nothing time- or run-dependent
-(timestamps, bigserial ids, latencies) is selected, so the same database content gives the same release bytes.
+(audit_policy; difficulty as relabelled there). Every query takes the parameter `spec` (the spec's name). Nothing
+time- or run-dependent (timestamps, bigserial ids, latencies) is selected, so the same database content gives the
+same release bytes.
 """
 
 from __future__ import annotations
@@ -97,6 +98,11 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             FROM evaluation_answers a JOIN evaluation_runs e USING (evaluation_run_id)
             JOIN released r ON r.item_id = a.item_id WHERE e.spec = %(spec)s""",
         ("model", "item_id", "sample_index"), "Each evaluated configuration's answers on the released items."),
+    "gold_calibration": ReleaseQuery(
+        """SELECT agent, agent_version, rubric, n, agent_flags, human_defects, kappa, ci_low, ci_high, is_primary,
+           advisory FROM audit_calibrations WHERE spec = %(spec)s""",
+        ("agent", "agent_version", "rubric"), "Cohen's kappa (bootstrap 95% CI) of each audit agent against the "
+        "human gold labels of its rubric; an agent under the threshold on its primary rubric is advisory."),
     "leaderboard": ReleaseQuery(
         """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping = 'overall'""",
@@ -112,7 +118,7 @@ _PLOTS = "SELECT name, png FROM analysis_plots WHERE spec = %(spec)s ORDER BY na
 
 
 def query_params(spec: BenchmarkSpec) -> dict[str, object]:
-    return {"spec": spec.name, "critical": list(spec.audit.critical)}
+    return {"spec": spec.name}
 
 
 def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]:

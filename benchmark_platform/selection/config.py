@@ -10,7 +10,5 @@ from benchmark_platform.centrality.params import CentralityParams
 class SelectionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # Read only by the foundation's baseline cover (selection/baseline.py); the KINA selection takes K_d from each
-    # discipline's anchor files (anchors.yaml `k_total`).
-    facts_per_discipline: int = 40
+    # K_d comes from each discipline's anchor files (anchors.yaml `k_total`), not from here.
     centrality: CentralityParams = Field(default_factory=CentralityParams)  # KINA Appendix B thresholds and sizes

@@ -141,7 +141,7 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(
 
 
 def test_schedules_request_every_partition_in_as_few_runs_as_the_policy_allows(wine_spec, instance) -> None:
-    schedules = {s.name: s for s in build_schedules(wine_spec, {"source_documents", "evaluation_answers"})}
+    schedules = {s.name: s for s in build_schedules(wine_spec)}
     defs = dg.Definitions(assets=[stand_in(wine_spec, "source_documents", source_partitions(wine_spec)),
                                   stand_in(wine_spec, "evaluation_answers", discipline_partitions(wine_spec),
                                            dg.BackfillPolicy.single_run())],

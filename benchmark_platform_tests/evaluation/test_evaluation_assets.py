@@ -14,11 +14,11 @@ import pytest
 
 from benchmark_platform.defs.analysis import build_defs as analysis_defs
 from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.llm.resources import LLMGatewayResource
 from benchmark_platform.defs.evaluation import build_defs as evaluation_defs
 from benchmark_platform.evaluation.config import EvaluationConfig, ResultsImport, SlateEntry
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices
 from benchmark_platform.llm.double import Rule, Script, ServerThread
-from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database, insert_rows
 
@@ -28,16 +28,6 @@ N_ITEMS = 40
 
 SKILL = {"strong": 0.75, "strong-think": 0.9, "weak": 0.4}  # share of questions each scripted model knows
 FAST = GatewaySettings(backoff_base_s=0.01, backoff_max_s=0.02, max_retries=2, cache_flush_s=0.05)
-
-
-class Gateways:
-    """The `llm_gateway` resource: real gateways on the session database, to scripted loopback servers."""
-
-    def __init__(self, db: Database, models: list[ModelConfig], journal: Path) -> None:
-        self.db, self.models, self.journal = db, models, journal
-
-    def gateway(self, run_id: str) -> Gateway:
-        return Gateway(self.models, FAST, self.db, run_id=run_id, journal_dir=self.journal)
 
 
 def _script(name: str, items: list[tuple], failing: bool = False) -> Script:
@@ -63,7 +53,7 @@ def _items(spec: str) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def setup(db: Database, wine_spec: BenchmarkSpec, tmp_path_factory):
-    """(db, spec, gateways, failing gateways): items of two disciplines, an lm-eval file, three scripted models."""
+    """(db, spec, failing spec): items of two disciplines, an lm-eval file, three scripted models."""
     name = "evaltest"
     items = _items(name)
     with db.transaction() as conn:
@@ -98,21 +88,21 @@ def setup(db: Database, wine_spec: BenchmarkSpec, tmp_path_factory):
                            model=model_id or model,
                            prices=prices if model != "strong-think" else Prices(input_per_m=5.0, output_per_m=20.0))
 
-    journal = tmp_path_factory.mktemp("journal")
-    gateways = Gateways(db, [config(m, s.base_url) for m, s in servers.items()], journal)
+    spec = spec.model_copy(update={"models": [config(m, s.base_url) for m, s in servers.items()], "llm": FAST})
     # 'weak' moved to a provider model id that answers HTTP 500 beyond the retries (a new id: no cached answers)
-    failing = Gateways(db, [config(m, broken.base_url, "weak-2") if m == "weak" else config(m, s.base_url)
-                            for m, s in servers.items()], journal)
-    yield db, spec, gateways, failing
+    failing = spec.model_copy(update={"models": [config(m, broken.base_url, "weak-2") if m == "weak"
+                                                 else config(m, s.base_url) for m, s in servers.items()]})
+    yield db, spec, failing
     for server in [*servers.values(), broken]:
         server.__exit__(None, None, None)
 
 
-def _materialize(spec: BenchmarkSpec, db: Database, partition: str | None,
-                 gateways: Gateways) -> dg.ExecuteInProcessResult:
+def _materialize(spec: BenchmarkSpec, db: Database, partition: str | None) -> dg.ExecuteInProcessResult:
+    """Through the real gateway resource, which reads the spec's models and gateway settings."""
     defs = evaluation_defs(spec) if partition else analysis_defs(spec)
+    database = DatabaseResource(url=db.url)
     return dg.materialize(list(defs.assets), partition_key=partition, raise_on_error=False,
-                          resources={"database": DatabaseResource(url=db.url), "llm_gateway": gateways})
+                          resources={"database": database, "llm": LLMGatewayResource(database=database)})
 
 
 def _failure(result: dg.ExecuteInProcessResult) -> str:
@@ -132,8 +122,8 @@ def _answer_counts(db: Database, spec: BenchmarkSpec) -> dict[tuple[str, str], i
 
 
 def test_evaluation_partitions_are_complete_and_idempotent(setup) -> None:
-    db, spec, gateways, _ = setup
-    results = [_materialize(spec, db, partition, gateways) for partition in DISCIPLINES]
+    db, spec, _ = setup
+    results = [_materialize(spec, db, partition) for partition in DISCIPLINES]
     assert all(r.success for r in results)
     metadata = results[0].get_asset_materialization_events()[0].materialization.metadata
     assert metadata["llm_calls"].value == 4 * N_ITEMS and metadata["llm_cache_hits"].value == 0
@@ -151,7 +141,7 @@ def test_evaluation_partitions_are_complete_and_idempotent(setup) -> None:
                             WHERE r.spec = %s AND r.model = 'external-7b' AND a.predicted_index IS NULL""",
                          (spec.name,))
     assert unparsed == N_ITEMS  # lm-eval's "[invalid]" extractions stay unparsed, and count as wrong
-    rerun = _materialize(spec, db, "regions", gateways)  # served from the cache: same answers, same costs
+    rerun = _materialize(spec, db, "regions")  # served from the cache: same answers, same costs
     assert rerun.success and _answer_counts(db, spec) == counts
     assert rerun.get_asset_materialization_events()[0].materialization.metadata["llm_cache_hits"].value == 4 * N_ITEMS
     again = db.query(cost, (spec.name,))[0]
@@ -159,19 +149,19 @@ def test_evaluation_partitions_are_complete_and_idempotent(setup) -> None:
 
 
 def test_a_failing_model_leaves_the_partition_as_it_was(setup) -> None:
-    db, spec, _, failing = setup
+    db, spec, failing = setup
     before = _answer_counts(db, spec)
-    result = _materialize(spec, db, "regions", failing)  # 'weak' answers HTTP 500 beyond the retries
+    result = _materialize(failing, db, "regions")  # 'weak' answers HTTP 500 beyond the retries
     assert not result.success
     assert "model weak: 40 of 40 calls failed" in _failure(result)
     assert _answer_counts(db, spec) == before
 
 
 def test_analysis_stores_tables_and_plots_and_shows_them(setup) -> None:
-    db, spec, gateways, _ = setup
+    db, spec, _ = setup
     for partition in DISCIPLINES:
-        _materialize(spec, db, partition, gateways)
-    result = _materialize(spec, db, None, gateways)
+        _materialize(spec, db, partition)
+    result = _materialize(spec, db, None)
     assert result.success
     board = pl.DataFrame(db.query("""SELECT model, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
                                      WHERE spec = %s AND grouping = 'overall' ORDER BY rank""", (spec.name,)))
@@ -197,19 +187,19 @@ def test_analysis_stores_tables_and_plots_and_shows_them(setup) -> None:
     stored = """SELECT name, row_index, row::text AS row FROM analysis_tables WHERE spec = %s
                 UNION ALL SELECT name, 0, sha256 FROM analysis_plots WHERE spec = %s ORDER BY 1, 2"""
     before = db.query(stored, (spec.name, spec.name))
-    assert _materialize(spec, db, None, gateways).success
+    assert _materialize(spec, db, None).success
     assert db.query(stored, (spec.name, spec.name)) == before  # same answers, same seed: the same analyses
 
 
 def test_imports_must_name_items_of_the_spec(setup, tmp_path: Path) -> None:
-    db, spec, gateways, _ = setup
+    db, spec, _ = setup
     stray = tmp_path / "samples_stray_2026-11-29T16-00-00.000001.jsonl"
     stray.write_text(json.dumps({"doc_id": 0, "doc": {"item": "not-an-item"}, "target": "A", "filtered_resps": ["A"],
                                  "exact_match": 1.0}) + "\n")
     bad = spec.model_copy(update={"evaluation": EvaluationConfig(
         imports=[ResultsImport(format="lm_eval_samples", path=stray, model="x", item_key="item")])})
     before = _answer_counts(db, spec)
-    result = _materialize(bad, db, "regions", gateways)
+    result = _materialize(bad, db, "regions")
     assert not result.success
     assert "are not items of spec evaltest, e.g. 'not-an-item'" in _failure(result)
     assert _answer_counts(db, spec) == before

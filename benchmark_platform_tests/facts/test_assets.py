@@ -5,10 +5,13 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.defs.facts.assets import build_defs as facts_defs
 from benchmark_platform.defs.ingest.assets import build_defs as ingest_defs
 from benchmark_platform.defs.ingest.resources import SourceFetcher
+from benchmark_platform.defs.llm.resources import LLMGatewayResource
+from benchmark_platform.llm.config import ModelConfig
+from benchmark_platform.llm.double import Rule, Script, ServerThread
 from benchmark_platform.store import Database, migrate
 
 SOURCES = ["wikibooks_wine", "ttb_ava_geojson", "wikipedia_grape_list"]
@@ -20,11 +23,12 @@ def built(fresh_database, wine_spec):
     migrate(db)
     [documents] = ingest_defs(wine_spec).assets
     candidates, facts = facts_defs(wine_spec).assets
-    resources = {"database": DatabaseResource(url=db.url)}
+    database = DatabaseResource(url=db.url)
+    resources = {"database": database, "embedder": EmbedderResource(), "llm": LLMGatewayResource(database=database)}
     for source in SOURCES:
         assert dg.materialize([documents], partition_key=source,
-                              resources={**resources, "fetcher": SourceFetcher()}).success
-        assert dg.materialize([candidates], partition_key=source, resources=resources).success
+                              resources={"database": database, "fetcher": SourceFetcher()}).success
+        assert dg.materialize([candidates], partition_key=source, resources={"database": database}).success
     results = {d: dg.materialize([facts], partition_key=d, resources=resources) for d in wine_spec.discipline_keys}
     assert all(r.success for r in results.values())
     return db, wine_spec, facts, resources, results
@@ -92,3 +96,27 @@ def test_rematerialising_a_discipline_changes_nothing(built):
     before = rows()
     assert dg.materialize([facts], partition_key="regions", resources=resources).success
     assert rows() == before
+
+
+def test_paraphrase_through_the_gateway_keeps_only_valid_outputs(built):
+    """A scripted OpenAI-compatible model on loopback: one valid paraphrase, and 'A' (invalid) for every other
+    fact. The valid one replaces its fact's text; nothing of the invalid ones is stored."""
+    db, spec, _, resources, _ = built
+    script = Script(rules=[Rule(match="Fact: The wine must be kept cool.",
+                                reply="Wine has to be stored somewhere cool.")], default_reply="A")
+    with ServerThread(script) as server:
+        model = ModelConfig(name="scripted", family="test", base_url=server.base_url, model="scripted-1")
+        paraphrasing = spec.model_copy(update={"models": [model], "facts": spec.facts.model_copy(
+            update={"paraphrase_model": "scripted"})})
+        _, facts = facts_defs(paraphrasing).assets
+        result = dg.materialize([facts], partition_key="winemaking", resources=resources)
+        assert result.success and server.server.calls > 1
+    texts = {r["text"]: r["attributes"] for r in db.query(
+        "SELECT text, attributes FROM facts WHERE spec = %s AND discipline = 'winemaking'", (spec.name,))}
+    assert texts["Wine has to be stored somewhere cool."]["paraphrase_of"] == "The wine must be kept cool."
+    assert "A" not in texts and sum("paraphrase_of" in a for a in texts.values()) == 1
+    report = db.query("SELECT paraphrased, text_mode FROM fact_quality WHERE spec = %s AND discipline = 'winemaking'",
+                      (spec.name,))
+    assert [(r["paraphrased"], r["text_mode"]) for r in report] == [(1, "paraphrase: scripted")]
+    metadata = result.asset_materializations_for_node("wine__facts")[0].metadata
+    assert metadata["paraphrase outcome"].value["accepted"] == 1

@@ -54,7 +54,7 @@ def test_guards_keep_facts_that_differ_in_an_entity_or_a_number(encode):
     assert near_duplicates(unlinked, encode, 0.85, tiers={}).kept == [0]
 
 
-def test_template_facts_only_duplicate_the_same_subject_field_and_value(encode):
+def test_template_facts_only_duplicate_the_same_sentence_about_the_same_entity(encode):
     def ava(name: str, start: int, state: str) -> Candidate:
         return fact(f"The {name} American Viticultural Area lies in the US state {state}.", start,
                     entity_id=f"ava:{name.lower()}", field="state", value=state)

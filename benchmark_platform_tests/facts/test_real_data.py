@@ -9,7 +9,7 @@ from collections import Counter
 
 from benchmark_platform.facts.models import SourceDocument
 
-POSITIVE_PASS_SHARE = 0.75  # measured 0.764 (262 / 343); the misses are mostly OenoBench's own clipped fragments
+POSITIVE_PASS_SHARE = 0.74  # measured 0.755 (259 / 343); the misses are mostly OenoBench's own clipped fragments
 
 
 def test_oenobench_atomic_facts_pass_validation(extractor, shared_data):

@@ -26,9 +26,11 @@ def prepared(fresh_database) -> Database:
     db = Database(fresh_database("bp_generation"))
     migrate(db)
     spec = load_spec("wine")
-    upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]  # not the whole graph
+    # the stages up to selection only, not the whole graph
+    upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]
     resources = {k: v for d in upstream for k, v in (d.resources or {}).items()}
-    resources.update(database=DatabaseResource(url=db.url), embedder=EmbedderResource())
+    resources.update(database=DatabaseResource(url=db.url), embedder=EmbedderResource(),
+                     llm=LLMGatewayResource(database=DatabaseResource(url=db.url)))
     graph = {a.key.path[-1]: a for d in upstream for a in d.assets if isinstance(a, dg.AssetsDefinition)}
     with dg.instance_for_test() as instance:
         for source in SOURCES:

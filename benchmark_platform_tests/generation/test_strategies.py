@@ -4,10 +4,12 @@ facts, generator, strategy, prompt version and gate result; an invalid answer st
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
 from benchmark_platform.generation.config import DETERMINISTIC
+from benchmark_platform.generation.persist import audit_pass_rates
 from benchmark_platform.generation.strategies import prompt_version
 from benchmark_platform.llm.double import Rule, Script
 from benchmark_platform.spec import load_spec
@@ -31,7 +33,8 @@ STRATEGIES = ["fact_to_question", "distractor_mining", "scenario", "comparative"
 def spec_with(models, strategy: str, gate: bool = True):
     spec = load_spec("wine")
     generation = spec.generation.model_copy(update={
-        "generators": [m.name for m in models], "strategy_shares": {strategy: 1.0}, "items_per_discipline": 8, "generator_cap": 0.25,
+        "generators": [m.name for m in models], "strategy_shares": {strategy: 1.0}, "items_per_discipline": 8,
+        "generator_cap": 0.25,
         "gate": spec.generation.gate.model_copy(update={"models": {"L1": models[0].name, "L2": models[0].name,
                                                                     "L3": models[0].name} if gate else {}})})
     return spec.model_copy(update={"models": models, "generation": generation})
@@ -50,7 +53,7 @@ def test_valid_answers_are_stored_and_invalid_ones_store_nothing(prepared, serve
     models = scripted_models(server.base_url, 5, f"valid-{strategy}")
     meta = generate_items(prepared, spec_with(models, strategy), "regions").metadata
     rows = stored(prepared, "regions")
-    assert len(rows) == 8 and meta["invalid"].value == {}, str({k: v.value for k, v in meta.items()})
+    assert len(rows) == 8 and meta["invalid"].value == {}
     assert {r["strategy"] for r in rows} == {strategy}
     assert {r["generator"] for r in rows} <= {m.name for m in models}
     assert {r["prompt_version"] for r in rows} == {prompt_version(strategy)}
@@ -73,7 +76,8 @@ def test_the_closed_book_cap_moves_the_excess_to_the_reserve(prepared, servers):
         "gate": spec.generation.gate.model_copy(update={"max_solvable_share": 0.0})})})
     meta = generate_items(prepared, spec, "regions").metadata
     kept = stored(prepared, "regions")
-    reserve = prepared.query("SELECT gate_result FROM generation_reserve WHERE spec = 'wine' AND discipline = 'regions'")
+    reserve = prepared.query(
+        "SELECT gate_result FROM generation_reserve WHERE spec = 'wine' AND discipline = 'regions'")
     # the gate model always answers A: exactly the items whose answer is A are closed-book solvable
     assert reserve and {r["gate_result"] for r in reserve} == {"closed_book_solvable"}
     assert all(r["answer_index"] != 0 or r["gate_result"] == "skipped" for r in kept)
@@ -81,8 +85,39 @@ def test_the_closed_book_cap_moves_the_excess_to_the_reserve(prepared, servers):
 
 
 def test_without_models_only_deterministic_generators_appear(prepared):
-    generate_items(prepared, load_spec("wine"), "grape_varieties")
-    rows = stored(prepared, "grape_varieties")
+    generate_items(prepared, load_spec("wine"), "regions")
+    rows = stored(prepared, "regions")
     assert rows and {r["generator"] for r in rows} == {DETERMINISTIC}
     assert {r["strategy"] for r in rows} == {"template", "distractor_mining"}
     assert {r["gate_result"] for r in rows} <= {"not_run", "skipped"}
+
+
+def test_audit_pass_rates_of_an_earlier_round_shift_the_next_rounds_shares(prepared, servers):
+    server = servers(Script(rules=VALID))
+    models = scripted_models(server.base_url, 5, "adaptive")
+    spec = load_spec("wine")
+    spec = spec.model_copy(update={"models": models, "generation": spec.generation.model_copy(update={
+        "generators": [m.name for m in models], "generator_cap": 0.3})})
+    generate_items(prepared, spec, "regions")
+    first = Counter(r["generator"] for r in stored(prepared, "regions"))
+    # an earlier round's audit: the policy dropped every item of gen0, every other item passed
+    with prepared.transaction() as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO audit_runs (spec, discipline, inputs_hash) VALUES ('wine', 'regions', 'adaptive') "
+                    "RETURNING audit_run_id")
+        run_id = cur.fetchone()[0]
+        cur.execute("""INSERT INTO audit_findings (audit_run_id, item_id, agent, agent_version, severity)
+                       SELECT %s, item_id, 'A1_lexical_hygiene', '1',
+                              CASE WHEN generator = 'gen0' THEN 'fail' ELSE 'pass' END
+                       FROM generation_metadata JOIN items USING (item_id) WHERE spec = 'wine'
+                       AND discipline = 'regions'""", (run_id,))
+        cur.execute("""INSERT INTO audit_policy (audit_run_id, item_id, action, reason)
+                       SELECT %s, item_id, 'drop', 'A1_lexical_hygiene failed'
+                       FROM generation_metadata JOIN items USING (item_id) WHERE spec = 'wine'
+                       AND discipline = 'regions' AND generator = 'gen0'""", (run_id,))
+    assert audit_pass_rates(prepared, "wine")["gen0"][0] == 0
+    generate_items(prepared, spec, "regions")
+    second = Counter(r["generator"] for r in stored(prepared, "regions"))
+    assert second["gen0"] < first["gen0"] and sum(second.values()) == sum(first.values())
+    assert max(second[m.name] for m in models) <= int(0.3 * 40)
+    with prepared.transaction() as conn, conn.cursor() as cur:
+        cur.execute("DELETE FROM audit_runs WHERE inputs_hash = 'adaptive'")

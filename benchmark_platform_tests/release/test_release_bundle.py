@@ -1,4 +1,4 @@
-"""Releases of a trimmed wine graph (two sources, two disciplines, a sealed test split) on the real PostgreSQL:
+"""Releases of a trimmed wine graph (one source, one discipline, a sealed test split) on the real PostgreSQL:
 verify, rebuild byte-identical, Croissant validated by mlcroissant, exports loaded by lm-eval, Inspect and datasets.
 
 The graph is materialised once per module (and once more by the rebuild test, which is the point of that test).
@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,20 +31,22 @@ from benchmark_platform.release.bundle import (
     diff_releases,
     list_releases,
     read_manifest,
+    sha256_file,
     verify_release,
 )
 from benchmark_platform.release.exports import task_name
 from benchmark_platform.release.seal import new_key, unseal
 from benchmark_platform.release.tables import read_plots, read_release_tables
-from benchmark_platform.spec import BenchmarkSpec, load_spec
+from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
 from benchmark_platform.store import Database, migrate
+from benchmark_platform.store.settings import DATABASE_URL_ENV
 
-DISCIPLINES = {"regions", "grape_varieties"}
-SOURCES = {"ttb_ava_geojson", "wikipedia_grape_list"}
+DISCIPLINES = {"regions"}
+SOURCES = {"ttb_ava_geojson"}
 
 
 def trimmed_wine(**release: object) -> BenchmarkSpec:
-    """The bundled wine spec cut down to two sources and two disciplines (same code path, a fraction of the time):
+    """The bundled wine spec cut down to one source and one discipline (same code path, a fraction of the time):
     every entry naming a dropped discipline or source is dropped, whichever section it is in."""
     spec = load_spec("wine")
     data = json.loads(spec.model_dump_json())
@@ -75,7 +78,9 @@ def built(fresh_database, tmp_path_factory):
     root = tmp_path_factory.mktemp("releases")
     resources = {"database": DatabaseResource(url=db.url), "release_directory": ReleaseDirectory(root=str(root)),
                  "release_key": ReleaseKey(key=key)}
-    with dg.instance_for_test() as instance:
+    # resources that read the URL from the environment themselves (e.g. the LLM gateway's cache) use this database too
+    with pytest.MonkeyPatch.context() as env, dg.instance_for_test() as instance:
+        env.setenv(DATABASE_URL_ENV, db.url)
         materialize_all(spec, instance=instance, resources=resources, log=lambda _: None)
         yield {"db": db, "spec": spec, "key": key, "root": root, "instance": instance, "resources": resources,
                "dir": root / spec.name / spec.release.version}
@@ -127,6 +132,22 @@ def test_rebuild_reproduces_identical_files_and_keeps_the_release(built):
     row = built["db"].query("SELECT path FROM releases WHERE spec = %s AND version = %s",
                             (built["spec"].name, built["spec"].release.version))
     assert row == [{"path": str(directory)}]
+
+
+def test_rebuild_refuses_a_spec_the_code_no_longer_accepts(built, tmp_path):
+    """After the spec models moved on, rebuild names the problem and the code revision to rebuild from."""
+    copy = tmp_path / "wine" / "v0.1"
+    shutil.copytree(built["dir"], copy)
+    spec_json = json.loads((copy / "spec.json").read_text())
+    spec_json["selection"]["retired_setting"] = 40
+    (copy / "spec.json").write_text(json.dumps(spec_json))
+    manifest = read_manifest(copy)
+    manifest["files"]["spec.json"]["sha256"] = sha256_file(copy / "spec.json")
+    (copy / MANIFEST).write_text(json.dumps(manifest))
+    assert verify_release(copy) == []
+    revision = re.escape(manifest["provenance"]["code_revision"] or "not recorded")
+    with pytest.raises(SpecError, match=f"selection.retired_setting.*{revision}"):
+        rebuild_release(copy, built["instance"], built["resources"], log=lambda _: None)
 
 
 def test_every_file_carries_the_canary(built):
@@ -195,7 +216,7 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     assert licences.to_dicts() == expected.to_dicts()
     datasheet = (directory / "datasheet.md").read_text()
     for heading in ("## Motivation", "## Composition", "## Collection process", "## Preprocessing", "## Uses",
-                    "## Distribution", "## Maintenance", "Known limitations", "deterministic template"):
+                    "## Distribution", "## Maintenance", "Known limitations", "generated deterministically"):
         assert heading in datasheet
     assert f"{items.height} items are open" in datasheet and "CC0-1.0" in datasheet
 

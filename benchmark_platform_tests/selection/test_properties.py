@@ -150,3 +150,26 @@ def test_repair_swaps_a_blocking_item_out_for_a_short_stratum() -> None:
         result = select_greedy(problem, lazy=lazy)
         assert sorted(result.selected_ids) == ["mid", "only_b"]
         assert result.repairs == 1
+
+
+def test_select_falls_back_to_the_mip_when_greedy_blocks_itself():
+    from benchmark_platform.centrality import CentralityParams, select
+
+    # Greedy takes the strongest item 2 first, which duplicates both others: only the MIP finds {0, 1}.
+    problem = SelectionProblem(
+        candidate_ids=("a", "b", "hub"),
+        strata=np.zeros(3, dtype=np.int64),
+        stratum_names=("all",),
+        lower=np.array([0]),
+        upper=np.array([3]),
+        weights=np.ones(3),
+        coverage=sp.csr_matrix(np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.6, 0.6, 0.6]])),
+        k=2,
+        conflicts=np.array([[0, 2], [1, 2]]),
+    )
+    with pytest.raises(InfeasibleSelectionError):
+        select_greedy(problem)
+    result = select(problem, CentralityParams())
+    assert result.method == "mip" and sorted(result.selected_ids) == ["a", "b"] and result.certified_ratio == 1.0
+    with pytest.raises(InfeasibleSelectionError):
+        select(problem, CentralityParams(mip_max_candidates=0))

@@ -28,7 +28,7 @@ def _write(tmp_path: Path, mutate) -> Path:
 
 
 def test_unknown_field_names_file_and_field(tmp_path):
-    path = _write(tmp_path, lambda raw: raw["selection"].update(facts_per_disciplin=3))
+    path = _write(tmp_path, lambda raw: raw.setdefault("selection", {}).update(facts_per_disciplin=3))
     with pytest.raises(SpecError) as error:
         load_spec(path)
     assert str(path) in str(error.value) and "selection.facts_per_disciplin" in str(error.value)

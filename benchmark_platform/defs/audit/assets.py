@@ -12,7 +12,6 @@ from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.llm.config import GatewaySettings
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -46,7 +45,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         async def run():  # noqa: ANN202
             if not panel:
                 return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run_id), {}
-            async with context.resources.llm.open(panel, GatewaySettings(), context.run.run_id) as gateway:
+            async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
                 done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run_id)
             return done, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
 

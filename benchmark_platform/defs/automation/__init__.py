@@ -2,7 +2,8 @@
 
 import dagster as dg
 
-from benchmark_platform.defs.automation.checks import release_input_checks, release_job, warning_checks
+from benchmark_platform.defs.automation.checks import (freshness_checks, release_input_checks, release_job,
+                                                      warning_checks)
 from benchmark_platform.defs.automation.executors import benchmark_executor
 from benchmark_platform.defs.automation.schedules import build_schedules
 from benchmark_platform.defs.automation.sensors import new_model_evaluation, taxonomy_automation
@@ -14,11 +15,10 @@ __all__ = ["benchmark_executor", "build_defs"]
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     register_job, taxonomy_sensor = taxonomy_automation(spec)
     sensors = [taxonomy_sensor, new_model_evaluation(spec)]
-    if spec.sources:  # only specs with sources have the ingest stage
-        sensors.append(dg.build_sensor_for_freshness_checks(
-            freshness_checks=[c for c in warning_checks(spec) if c.check_keys and "freshness" in
-                              next(iter(c.check_keys)).name], name=f"{spec.name}_source_freshness_sensor"))
-    return dg.Definitions(asset_checks=[*release_input_checks(spec), *warning_checks(spec)],
-                          schedules=build_schedules(spec, {"source_documents", "evaluation_answers"} if spec.sources
-                                                    else {"evaluation_answers"}),
-                          sensors=sensors, jobs=[register_job, release_job(spec)], executor=benchmark_executor)
+    freshness = freshness_checks(spec)
+    if freshness:
+        sensors.append(dg.build_sensor_for_freshness_checks(freshness_checks=freshness,
+                                                            name=f"{spec.name}_source_freshness_sensor"))
+    return dg.Definitions(asset_checks=[*release_input_checks(spec), *warning_checks(spec), *freshness],
+                          schedules=build_schedules(spec), sensors=sensors, jobs=[register_job, release_job(spec)],
+                          executor=benchmark_executor)

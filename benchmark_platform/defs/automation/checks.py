@@ -11,11 +11,15 @@ import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
+from benchmark_platform.audit.judges import JudgeAgent
+from benchmark_platform.audit.runner import AGENTS as ALL_AUDIT_AGENTS
 from benchmark_platform.automation import checks as core
 from benchmark_platform.defs.common import DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec
 
 AGENTS = [agent.name for agent in DETERMINISTIC_AGENTS]
+# agents that need no LLM judge are exact procedures, not judgements: they need no kappa calibration
+NON_JUDGE_AGENTS = [agent.name for agent in ALL_AUDIT_AGENTS if not isinstance(agent, JudgeAgent)]
 
 
 def _check(spec: BenchmarkSpec, asset: str, name: str, description: str, rows: Callable[[DatabaseResource], list],
@@ -41,7 +45,7 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
                lambda d: core.unaudited_items(d.db, spec.name, AGENTS), error, True),
         _check(spec, "audit_findings", "calibrated_agents_present",
                "Every LLM-judged audit agent in the latest runs has a Cohen's-kappa calibration.",
-               lambda d: core.uncalibrated_agents(d.db, spec.name, AGENTS), error, True),
+               lambda d: core.uncalibrated_agents(d.db, spec.name, NON_JUDGE_AGENTS), error, True),
     ]
     if spec.sources:  # specs whose items come from scraped facts; KINA's come from experts and anchors
         checks.append(_check(spec, "audit_findings", "items_linked_to_facts_and_sources",
@@ -51,16 +55,21 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
 
 
 def warning_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
-    checks = [_check(spec, "evaluation_answers", "every_item_answered",
-                     "Every configuration answered every item of its discipline.",
-                     lambda d: core.unevaluated_items(d.db, spec.name), dg.AssetCheckSeverity.WARN, False)]
-    if spec.sources:
-        checks += dg.build_last_update_freshness_checks(
-            assets=[key(spec, "source_documents")], lower_bound_delta=timedelta(hours=spec.automation.source_max_age_hours))
-    return checks
+    return [_check(spec, "evaluation_answers", "every_item_answered",
+                   "Every configuration answered every item of its discipline.",
+                   lambda d: core.unevaluated_items(d.db, spec.name), dg.AssetCheckSeverity.WARN, False)]
+
+
+def freshness_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
+    """WARN when a source has not been re-ingested for `automation.source_max_age_hours` (specs with sources)."""
+    if not spec.sources:
+        return []
+    return list(dg.build_last_update_freshness_checks(
+        assets=[key(spec, "source_documents")], lower_bound_delta=timedelta(hours=spec.automation.source_max_age_hours)))
 
 
 def release_job(spec: BenchmarkSpec) -> UnresolvedAssetJobDefinition:
     inputs = dg.AssetSelection.checks(*[c for check in release_input_checks(spec) for c in check.check_keys])
-    return dg.define_asset_job(f"{spec.name}_release_job", selection=inputs | dg.AssetSelection.assets(key(spec, "release")),
+    return dg.define_asset_job(f"{spec.name}_release_job",
+                               selection=inputs | dg.AssetSelection.assets(key(spec, "release")),
                                description="The release's input checks, then the release (skipped if one fails).")

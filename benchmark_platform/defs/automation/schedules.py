@@ -22,13 +22,11 @@ def _every_partition(spec: BenchmarkSpec, name: str, asset: str, cron: str,
     return every_partition
 
 
-def build_schedules(spec: BenchmarkSpec, asset_keys: set[str]) -> list[dg.ScheduleDefinition]:
-    schedules = []
-    if "source_documents" in asset_keys:
+def build_schedules(spec: BenchmarkSpec) -> list[dg.ScheduleDefinition]:
+    schedules = [_every_partition(spec, "reevaluate", "evaluation_answers", spec.automation.reevaluate_cron,
+                                  discipline_partitions(spec),
+                                  "Re-evaluate every discipline (answers already cached cost nothing).")]
+    if spec.sources:  # only specs with sources have the ingest stage
         schedules.append(_every_partition(spec, "reingest", "source_documents", spec.automation.reingest_cron,
                                           source_partitions(spec), "Re-read every source (new or changed documents)."))
-    if "evaluation_answers" in asset_keys:
-        schedules.append(_every_partition(spec, "reevaluate", "evaluation_answers", spec.automation.reevaluate_cron,
-                                          discipline_partitions(spec),
-                                          "Re-evaluate every discipline (answers already cached cost nothing)."))
     return schedules

@@ -3,15 +3,18 @@ near-duplicates removed and a quality report (facts)."""
 
 import hashlib
 import time
+from collections.abc import Sequence
 
 import dagster as dg
 
-from benchmark_platform.defs.common import (DatabaseResource, counts_metadata, discipline_partitions, key,
-                                            source_partitions)
-from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.defs.common import (DatabaseResource, EmbedderResource, counts_metadata,
+                                            discipline_partitions, key, source_partitions)
+from benchmark_platform.defs.llm.resources import LLMGatewayResource, llm_metadata
 from benchmark_platform.facts.build import extract, quality_report, select
+from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.persist import (load_candidates, load_documents, load_rejections, store_extraction,
                                               store_facts)
+from benchmark_platform.llm.gateway import ChatRequest, GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -30,6 +33,10 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     named = {*spec.facts.prose_sources, *(rule.source for rule in spec.facts.on_topic)}
     if unknown := sorted(named - tiers.keys()):
         raise ValueError(f"spec {spec.name}: facts.prose_sources / facts.on_topic name unknown sources {unknown}")
+    paraphrase_model = next((m for m in spec.models if m.name == spec.facts.paraphrase_model), None)
+    if spec.facts.paraphrase_model is not None and paraphrase_model is None:
+        raise ValueError(f"spec {spec.name}: facts.paraphrase_model {spec.facts.paraphrase_model!r} is not one of "
+                         f"the spec's models {[m.name for m in spec.models]}")
     candidates_key = key(spec, "fact_candidates")
 
     @dg.asset(key=candidates_key, partitions_def=source_partitions(spec), group_name="facts",
@@ -73,22 +80,34 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
               code_version=_code_version(spec, "facts"),
               description="Atomic, entity-linked facts of one discipline, each anchored to a document span; "
                           "near-duplicates (cosine >= the spec's threshold) removed; quality report per source.")
-    def facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        if spec.facts.paraphrase_model is not None:
-            raise dg.Failure(f"facts.paraphrase_model {spec.facts.paraphrase_model!r} is set, but the facts asset "
-                             "has no LLM gateway wired in; unset it to keep the validated sentences")
+    def facts(context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource,
+              llm: LLMGatewayResource) -> dg.MaterializeResult:
         discipline = context.partition_key
         candidates = load_candidates(database.db, spec.name, discipline)
-        embedder = StaticEmbedder()
-        fact_set = select(candidates, spec.facts, embedder.encode, tiers)
+        totals: list[GatewayTotals] = []
+
+        def paraphraser(prompts: Sequence[str]) -> list[str | None]:
+            """The gateway as the paraphrase step sees it: one user message per fact, cached by request hash."""
+            requests = [ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}],
+                                    seed=spec.seed) for p in prompts]
+            results, run_totals = llm.run([paraphrase_model], requests, settings=spec.llm, run_id=context.run_id)
+            totals.append(run_totals)
+            return [r.text if r.ok else None for r in results]
+
+        fact_set = select(candidates, spec.facts, embedder.embedder.encode, tiers,
+                          paraphraser if paraphrase_model else None,
+                          Gazetteer.from_config(spec.facts, spec.directory) if paraphrase_model else None)
         report = quality_report(discipline, fact_set, load_rejections(database.db, spec.name, discipline), tiers)
         counts = store_facts(database.db, spec.name, discipline, fact_set, report)
         context.log.info(f"{discipline}: {counts['facts']} facts from {len(candidates)} candidates, "
                          f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}")
         return dg.MaterializeResult(metadata={
             **counts_metadata(candidates=len(candidates), **counts, guarded_pairs=fact_set.guarded_pairs),
-            "text mode": fact_set.text_mode, "embedder": f"{embedder.name} {embedder.version}",
+            "text mode": fact_set.text_mode,
+            "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
+            "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
             "quality report": dg.MetadataValue.md(_report_markdown(report)),
+            **(llm_metadata(totals[0]) if totals else {}),
         })
 
     return dg.Definitions(assets=[fact_candidates, facts])

@@ -15,14 +15,14 @@ from benchmark_platform.defs.common import counts_metadata, discipline_partition
 from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
 from benchmark_platform.generation.run import GenerationResult, generate
 from benchmark_platform.generation.strategies import PROMPTS_DIR
-from benchmark_platform.llm.config import GatewaySettings
 from benchmark_platform.spec import BenchmarkSpec
 
 
 def _code_version(spec: BenchmarkSpec) -> str:
     """Changes with the prompts, the generation section (quotas, caps, templates, models) or the seed."""
     prompts = [p.read_text(encoding="utf-8") for p in sorted(PROMPTS_DIR.glob("*.md"))]
-    payload = json.dumps([prompts, spec.generation.model_dump(mode="json"), spec.seed], sort_keys=True)
+    payload = json.dumps([prompts, spec.generation.model_dump(mode="json"), [m.model_dump(mode="json") for m in
+                                                                             spec.models], spec.seed], sort_keys=True)
     return "generation-2-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
@@ -56,7 +56,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             if not models:
                 return await generate(spec.name, spec.seed, discipline, config, selected, pool, audited,
                                       embedder, ordinal=ordinal), {}
-            async with context.resources.llm.open(models, GatewaySettings(), context.run.run_id) as gateway:
+            async with context.resources.llm.open(models, spec.llm, context.run.run_id) as gateway:
                 result = await generate(spec.name, spec.seed, discipline, config, selected, pool, audited,
                                         embedder, gateway, ordinal=ordinal)
             return result, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}

@@ -4,13 +4,14 @@ The manifest records, for every upstream asset partition, the data version, code
 materialisation in the Dagster instance, so `benchmark-platform release rebuild` can say what it rebuilt from.
 """
 
+import subprocess
 from pathlib import Path
 
 import dagster as dg
 
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
-from benchmark_platform.paths import RELEASES_DIR
+from benchmark_platform.paths import PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
 from benchmark_platform.release.tables import read_plots, read_release_tables, record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec
@@ -28,6 +29,19 @@ class ReleaseKey(dg.ConfigurableResource):
     """The Fernet key sealing the test split (from the environment; never logged or written)."""
 
     key: str | None = None
+
+
+def code_revision() -> str | None:
+    """The checkout's git commit (with '+changes' when the tree differs from it); None outside a git checkout."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(PROJECT_ROOT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 def upstream_provenance(context: dg.AssetExecutionContext,
@@ -53,9 +67,10 @@ def upstream_provenance(context: dg.AssetExecutionContext,
     return provenance
 
 
-def _latest(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str | None) -> dict[str, str | None] | None:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition] if partition else None), limit=1).records
+def _latest(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
+            partition: str | None) -> dict[str, str | None] | None:
+    records = instance.fetch_materializations(dg.AssetRecordsFilter(
+        asset_key=asset_key, asset_partitions=[partition] if partition else None), limit=1).records
     if not records:
         return None
     tags = records[0].event_log_entry.asset_materialization.tags or {}
@@ -76,7 +91,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec),
                                       release_key.key)
         provenance = {"spec_sha256": spec_fingerprint(spec.model_dump_json()), "dagster_run_id": context.run.run_id,
-                      "assets": upstream_provenance(context, spec)}
+                      "code_revision": code_revision(), "assets": upstream_provenance(context, spec)}
         manifest = manifest_of(spec, files, rows, split, provenance)
         directory = Path(release_directory.root) / spec.name / spec.release.version
         write_release(directory, files, manifest)

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from pydantic import ValidationError
 
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import compare_files, read_manifest, verify_release
 from benchmark_platform.release.tables import record_release, spec_fingerprint
-from benchmark_platform.spec import BenchmarkSpec, load_spec
+from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
 from benchmark_platform.store import Database
 
 
@@ -38,10 +39,16 @@ class RebuildReport:
         return not self.differences
 
 
-def recorded_spec(directory: Path) -> BenchmarkSpec:
+def recorded_spec(directory: Path, code_revision: str | None) -> BenchmarkSpec:
     """The spec a release was built from, with its bundled data folder resolved against the current checkout."""
     data = json.loads((directory / "spec.json").read_text())
-    return BenchmarkSpec.model_validate({**data, "directory": load_spec(data["name"]).directory})
+    try:
+        return BenchmarkSpec.model_validate({**data, "directory": load_spec(data["name"]).directory})
+    except ValidationError as exc:
+        raise SpecError(f"{directory / 'spec.json'} no longer validates against this code ({exc.error_count()} "
+                        f"errors, first: {'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}); "
+                        f"rebuild it from the code revision it was built with: {code_revision or 'not recorded'}"
+                        ) from exc
 
 
 def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any],
@@ -55,7 +62,7 @@ def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: di
         raise ValueError(f"{directory}: the kept release does not verify, so there is nothing to compare against: "
                          + "; ".join(problems[:5]))
     kept = read_manifest(directory)
-    spec = recorded_spec(directory)
+    spec = recorded_spec(directory, kept["provenance"].get("code_revision"))
     if spec_fingerprint(spec.model_dump_json()) != kept["provenance"]["spec_sha256"]:
         raise ValueError(f"{directory}/spec.json does not match the spec fingerprint in the manifest")
     recorded = kept["provenance"]["assets"]
