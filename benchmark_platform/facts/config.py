@@ -92,7 +92,8 @@ class FactsConfig(BaseModel):
     list_separator: str = "|"  # a multi-valued field ('Napa|Sonoma') is rendered 'Napa and Sonoma'
     # near-duplicate suppression (OenoBench Appendix A: cosine >= 0.92)
     duplicate_cosine: float = Field(default=0.92, gt=0.0, le=1.0)
-    # optional paraphrase through the LLM gateway; None: a fact's text is the validated sentence
+    # optional paraphrase through the LLM gateway by this model config (one of the spec's `models`);
+    # None: a fact's text is the validated sentence (the quality report's text_mode says which)
     paraphrase_model: str | None = None
     # throughput: spaCy batch size and worker processes for prose extraction
     batch_size: int = Field(default=128, ge=1)

@@ -10,6 +10,7 @@ import pytest
 from benchmark_platform.cli.run import SUMMARY_TABLES, materialize_all, summary
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.llm.resources import LLMGatewayResource
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.spec import load_spec
@@ -38,8 +39,10 @@ def built(fresh_database, tmp_path_factory):
     for attempt in ("first", "second"):
         root = tmp_path_factory.mktemp(f"releases_{attempt}")
         with dg.instance_for_test() as instance:
+            database = DatabaseResource(url=db.url)
             materialize_all(spec, instance=instance, log=lambda _: None, resources={
-                "database": DatabaseResource(url=db.url), "release_directory": ReleaseDirectory(root=str(root))})
+                "database": database, "llm": LLMGatewayResource(database=database),
+                "release_directory": ReleaseDirectory(root=str(root))})
         outcomes.append((summary(db, spec), root / spec.name / spec.release.version))
     return db, spec, outcomes
 
