@@ -17,7 +17,6 @@ steps of one provider's pool run at once (`dagster instance concurrency set llm_
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -59,10 +58,10 @@ class LLMGatewayResource(dg.ConfigurableResource):
                 configs = [m.model_copy(update={"base_url": server.base_url}) if m.backend == "local_llama" else m
                            for m in configs]
             missing = sorted({f"{m.name} ({m.api_key_env})" for m in configs
-                              if m.api_key_env and not os.environ.get(m.api_key_env)})
+                              if m.api_key_env and not dg.EnvVar(m.api_key_env).get_value()})
             if missing:
                 raise KeyError(f"API key variables not set for model configs: {', '.join(missing)}")
-            keys = {m.api_key_env: os.environ[m.api_key_env] for m in configs if m.api_key_env}
+            keys = {m.api_key_env: dg.EnvVar(m.api_key_env).get_value() for m in configs if m.api_key_env}
             gateway = await stack.enter_async_context(
                 Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys))
             yield gateway
