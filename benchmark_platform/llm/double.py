@@ -19,7 +19,6 @@ import math
 import os
 import random
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark_platform.llm.loopback import LoopbackApp, start_site
 
 Fault = Literal["429", "500", "timeout", "malformed", "truncated"]
 
@@ -157,39 +158,21 @@ class ScriptedServer:
         return web.Response(body=payload, content_type="application/json")
 
 
-class ServerThread:
+class ServerThread(LoopbackApp):
     """Runs a ScriptedServer on 127.0.0.1 in a daemon thread (tests): `with ServerThread(script) as s: s.base_url`."""
 
     def __init__(self, script: Script) -> None:
         self.server = ScriptedServer(script)
-        self.base_url = ""
-        self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(self.server.app(), access_log=None)
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        super().__init__(self.server.app())
 
     def __enter__(self) -> ServerThread:
-        self._thread.start()
-        port = asyncio.run_coroutine_threadsafe(_start(self._runner, 0), self._loop).result()
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-
-async def _start(runner: web.AppRunner, port: int) -> int:
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
-    await site.start()
-    return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
 
 
 async def _serve_forever(script: Script, port_file: Path) -> None:
     runner = web.AppRunner(ScriptedServer(script).app(), access_log=None)
-    port = await _start(runner, 0)
+    port = await start_site(runner, 0)
     tmp = port_file.with_suffix(".tmp")
     tmp.write_text(str(port))
     os.replace(tmp, port_file)

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
+from benchmark_platform.llm.loopback import LoopbackApp
+
 from benchmark_platform.paths import LOCAL_DIR
 
 MODEL_ID = "gemma-3-270m-q4_k_m"
@@ -115,19 +117,16 @@ class LocalLlama:
         return dict(answer)  # type: ignore[arg-type]
 
 
-class LocalModelServer:
+class LocalModelServer(LoopbackApp):
     """`with LocalModelServer() as s: s.base_url` serves the local model on 127.0.0.1 from a daemon thread."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.model = LocalLlama(path or model_path())
-        self.base_url = ""
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_post("/v1/completions", self._completions)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        super().__init__(app)
 
     async def _run(self, fn: Any, *args: Any) -> web.Response:
         def locked() -> Any:
@@ -135,7 +134,7 @@ class LocalModelServer:
                 return fn(*args)
 
         try:
-            return web.json_response(await self._loop.run_in_executor(None, locked))
+            return web.json_response(await asyncio.get_running_loop().run_in_executor(None, locked))
         except (ValueError, KeyError) as e:
             return web.json_response({"error": {"message": str(e), "type": "invalid_request_error"}}, status=400)
 
@@ -150,20 +149,5 @@ class LocalModelServer:
         return await self._run(self.model.chat_completion, await request.json())
 
     def __enter__(self) -> LocalModelServer:
-        self._thread.start()
-
-        async def start() -> int:
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]  # noqa: SLF001
-
-        port = asyncio.run_coroutine_threadsafe(start(), self._loop).result()
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
