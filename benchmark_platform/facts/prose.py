@@ -96,9 +96,10 @@ class ProseExtractor:
 
     def _sentences(self, documents: list[SourceDocument], result: ProseResult) -> Iterator[_Sentence]:
         """Segmented sentences worth parsing, in document order; the others are rejected here, before the costly
-        parse: sentences over twice the word limit, and sentences with no anchor term (no lexicon term, no
-        gazetteer name) and no referring word, when the next sentence has none either (else its subject may be
-        the next sentence's referent). Neither could yield a fact after parsing."""
+        parse: sentences over twice the word limit, and, when neither they nor the next sentence hold a referring
+        word (else the parse is needed to resolve it, or to give the next sentence its referent), sentences with
+        no anchor term (no lexicon term, no gazetteer name) or no sentence-final punctuation. None of them could
+        yield a fact after parsing."""
         units = [(d, p, offset, text) for d, document in enumerate(documents)
                  for p, offset, text in prose_lines(document)]
         paragraph: list[tuple[_Sentence, bool, bool]] = []
@@ -131,9 +132,15 @@ class ProseExtractor:
                 result.rejections.append(Rejection(
                     document.source_id, document.document_id, *span, "validate",
                     f"more than {self.config.max_words} words", sentence.text, detail=f"{words} words, not parsed"))
-            elif not anchored and not referring and not (position + 1 < len(paragraph) and paragraph[position + 1][2]):
+            elif referring or (position + 1 < len(paragraph) and paragraph[position + 1][2]):
+                yield sentence  # resolution needs it parsed, or the next sentence may need its subject
+            elif not anchored:
                 result.rejections.append(Rejection(document.source_id, document.document_id, *span, "classify",
                                                    "no anchor term", sentence.text, detail="not parsed"))
+            elif not terminated(sentence.text):
+                result.rejections.append(Rejection(
+                    document.source_id, document.document_id, *span, "validate",
+                    "fragment: no sentence-final punctuation in the source", sentence.text, detail="not parsed"))
             else:
                 yield sentence
 
