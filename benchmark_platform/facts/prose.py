@@ -137,10 +137,11 @@ class ProseExtractor:
             elif not anchored:
                 result.rejections.append(Rejection(document.source_id, document.document_id, *span, "classify",
                                                    "no anchor term", sentence.text, detail="not parsed"))
-            elif not terminated(sentence.text):
-                result.rejections.append(Rejection(
-                    document.source_id, document.document_id, *span, "validate",
-                    "fragment: no sentence-final punctuation in the source", sentence.text, detail="not parsed"))
+            elif not terminated(sentence.text):  # validation's own order: a short heading is 'fewer than' first
+                reason = (f"fewer than {self.config.min_words} words" if words < self.config.min_words
+                          else "fragment: no sentence-final punctuation in the source")
+                result.rejections.append(Rejection(document.source_id, document.document_id, *span, "validate",
+                                                   reason, sentence.text, detail="not parsed"))
             else:
                 yield sentence
 

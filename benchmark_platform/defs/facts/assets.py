@@ -90,7 +90,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             """The gateway as the paraphrase step sees it: one user message per fact, cached by request hash."""
             requests = [ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}],
                                     seed=spec.seed) for p in prompts]
-            results, run_totals = llm.run([paraphrase_model], requests, settings=spec.llm, run_id=context.run_id)
+            results, run_totals = llm.run([paraphrase_model], requests, settings=spec.llm, run_id=context.run.run_id)
             totals.append(run_totals)
             return [r.text if r.ok else None for r in results]
 
