@@ -1,7 +1,8 @@
 """The LLM gateway as the evaluation's `ModelSlate`: each evaluation is one `complete_many` batch.
 
-Stops 1, 2 and 5 of the five-stop protocol go through (system prompt, max_tokens, parse + retry); the gateway's
-requests carry no stop sequences or logit bias yet, so stops 3 and 4 are left to the short max_tokens.
+Stops 1, 2, 3 and 5 of the five-stop protocol go through (system prompt, max_tokens, stop sequences, parse +
+retry). Stop 4, a letter logit bias, is not sent: OpenAI-compatible APIs key `logit_bias` by token id, which
+differs per tokenizer, so it would need a per-model token map in the spec; the short max_tokens covers it.
 An answer's cost is priced from its tokens with the model config's prices, so a rerun served from the cache
 stores the same cost; what a run actually paid is in the gateway's own telemetry (llm_calls).
 """
@@ -28,7 +29,7 @@ class GatewaySlate:
     async def answer(self, model: str, requests: Sequence[AnswerRequest]) -> list[AnswerReply]:
         results = await self.gateway.complete_many([
             ChatRequest(model=model, messages=[{"role": role, "content": text} for role, text in r.messages],
-                        sample_index=r.sample, max_tokens=r.max_tokens)
+                        sample_index=r.sample, max_tokens=r.max_tokens, stop=r.stop)
             for r in requests
         ])
         _check(model, results)

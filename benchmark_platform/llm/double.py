@@ -82,6 +82,7 @@ class ScriptedServer:
         self.script = script
         self.rng = random.Random(script.seed)
         self.calls = 0
+        self.last_body: dict | None = None  # the latest request as sent, for tests of what reaches the provider
         self.answered: Counter[str] = Counter()  # request key -> successful answers
         self.faults_served: Counter[str] = Counter()
         self._attempts: Counter[str] = Counter()
@@ -99,6 +100,7 @@ class ScriptedServer:
         self.calls += 1
         raw = await request.read()
         body = json.loads(raw)
+        self.last_body = body
         key = request_key(raw)
         prompt = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
         rule = self._rule(prompt)

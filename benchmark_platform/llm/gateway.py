@@ -55,6 +55,7 @@ class ChatRequest(BaseModel):
     sample_index: int = Field(default=0, ge=0)
     temperature: float | None = None
     max_tokens: int | None = None
+    stop: tuple[str, ...] = ()  # stop sequences (OpenAI allows at most 4)
 
 
 class ScoreRequest(BaseModel):
@@ -264,6 +265,8 @@ class Gateway:
             body = {"model": cfg.model, "messages": req.messages, **params}
             if req.seed is not None:
                 body["seed"] = req.seed
+            if req.stop:
+                body["stop"] = list(req.stop[:4])
             if json_mode and cfg.json_mode:
                 body["response_format"] = {"type": "json_object"}
             max_out, sample_index = int(params["max_tokens"]), req.sample_index  # type: ignore[call-overload]

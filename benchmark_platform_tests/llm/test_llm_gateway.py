@@ -41,6 +41,16 @@ def test_sample_index_and_seed_are_part_of_the_key(serve, run):
     assert server.server.calls == 4
 
 
+def test_stop_sequences_reach_the_provider_and_the_cache_key(serve, run):
+    server = serve(Script())
+    m = scripted_model(server.base_url)
+    tag = uuid.uuid4().hex
+    run([m], [ask(tag, stop=("\n\n", ".")), ask(tag)])
+    assert server.server.calls == 2, "a different stop list is a different request"
+    run([m], [ask(tag, stop=("\n\n", ".", " ", ":", "!"))])
+    assert server.server.last_body["stop"] == ["\n\n", ".", " ", ":"], "OpenAI accepts at most four"
+
+
 def test_identical_concurrent_requests_are_coalesced(serve, run):
     server = serve(Script())
     m = scripted_model(server.base_url)
