@@ -21,6 +21,8 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -170,6 +172,23 @@ class ServerThread(LoopbackApp):
     def __enter__(self) -> ServerThread:
         super().__enter__()
         return self
+
+
+@contextmanager
+def scripted_servers() -> Iterator[Callable[[Script], ServerThread]]:
+    """A `start(script) -> ServerThread` factory whose servers are all stopped on exit (test fixtures)."""
+    started: list[ServerThread] = []
+
+    def start(script: Script) -> ServerThread:
+        server = ServerThread(script).__enter__()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.__exit__(None, None, None)
 
 
 async def _serve_forever(script: Script, port_file: Path) -> None:

@@ -13,7 +13,7 @@ from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.defs.generation import build_defs
 from benchmark_platform.defs.llm import LLMGatewayResource
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.double import Script, ServerThread
+from benchmark_platform.llm.double import Script, ServerThread, scripted_servers
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, migrate
 
@@ -45,16 +45,8 @@ def prepared(fresh_database) -> Database:
 
 @pytest.fixture(scope="session")
 def servers() -> Iterator[Callable[[Script], ServerThread]]:
-    started: list[ServerThread] = []
-
-    def start(script: Script) -> ServerThread:
-        server = ServerThread(script).__enter__()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.__exit__(None, None, None)
+    with scripted_servers() as start:
+        yield start
 
 
 def scripted_models(base_url: str, n: int, tag: str) -> list[ModelConfig]:

@@ -9,23 +9,15 @@ from pathlib import Path
 import pytest
 
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig
-from benchmark_platform.llm.double import Script, ServerThread
+from benchmark_platform.llm.double import Script, ServerThread, scripted_servers
 from benchmark_platform.llm.gateway import Gateway
 
 
 @pytest.fixture
 def serve() -> Iterator[Callable[[Script], ServerThread]]:
     """Start scripted servers on loopback; all are stopped after the test."""
-    started: list[ServerThread] = []
-
-    def start(script: Script) -> ServerThread:
-        server = ServerThread(script).__enter__()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.__exit__(None, None, None)
+    with scripted_servers() as start:
+        yield start
 
 
 FAST = GatewaySettings(backoff_base_s=0.01, backoff_max_s=0.05, cache_flush_s=0.05)
