@@ -44,9 +44,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
         async def run():  # noqa: ANN202
             if not panel:
-                return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run_id), {}
+                return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run.run_id), {}
             async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
-                done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run_id)
+                done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run.run_id)
             return done, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
 
         done, llm_totals = asyncio.run(run())

@@ -4,7 +4,7 @@ An asset that calls models:
 
     @dg.asset(pool=pool_name(provider), ...)
     def judged(context, llm: LLMGatewayResource):
-        results, totals = llm.run(models, requests, settings=spec_settings, run_id=context.run_id, schema=Verdict)
+        results, totals = llm.run(models, requests, settings=spec_settings, run_id=context.run.run_id, schema=Verdict)
         ...persist the results whose .ok is true...
         return dg.MaterializeResult(metadata={**counts, **llm_metadata(totals)})
 
