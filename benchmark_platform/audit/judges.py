@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,8 @@ from benchmark_platform.audit.agents import ITEM_AGENTS, LETTERS, AuditItem, Fin
 from benchmark_platform.audit.pool import AgentResult, AuditContext
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.gateway import ChatRequest, Gateway
+
+T = TypeVar("T")
 
 PROMPTS = Path(__file__).parent / "prompts"
 Letter = Field(pattern=r"^[A-J]$")
@@ -126,6 +128,11 @@ def _answer_verdict(agent: JudgeAgent, item: AuditItem, votes: dict[str, Vote]) 
     return agent.finding(item, severity, {"votes": {j: v.answer for j, v in votes.items()}, "key": _key(item)})
 
 
+def _majority(answers: Collection[T], holds: Callable[[T], bool]) -> bool:
+    """Strictly more than half of the judges' answers satisfy `holds`."""
+    return 2 * sum(holds(a) for a in answers) > len(answers)
+
+
 async def _tri_judge_answer(items: list[AuditItem], ctx: AuditContext, panel: Panel) -> AgentResult:
     """B1: the panel reads question + source fact and votes on the marked-correct option."""
     votes = await panel.ask([render(i, "b1_answer") for i in items], Vote, B1_TRI_JUDGE_ANSWER.name)
@@ -139,9 +146,9 @@ async def _closed_book(items: list[AuditItem], ctx: AuditContext, panel: Panel) 
     for item, v in zip(items, votes, strict=True):
         if len(v) < 2:
             continue
-        right = sum(x.answer == _key(item) for x in v.values())
-        findings.append(B2_CLOSED_BOOK.finding(item, "warn" if 2 * right > len(v) else "pass",
-                                               {"votes": {j: x.answer for j, x in v.items()}, "solvable": 2 * right > len(v)}))
+        solvable = _majority(v.values(), lambda x: x.answer == _key(item))
+        findings.append(B2_CLOSED_BOOK.finding(item, "warn" if solvable else "pass",
+                                               {"votes": {j: x.answer for j, x in v.items()}, "solvable": solvable}))
     return AgentResult(findings)
 
 
@@ -185,8 +192,8 @@ async def _ambiguity(items: list[AuditItem], ctx: AuditContext, panel: Panel) ->
     for item, a in zip(items, answers, strict=True):
         if len(a) < 2:
             continue
-        several = sum(len(set(x.defensible)) > 1 for x in a.values())
-        findings.append(B4_AMBIGUITY.finding(item, "fail" if 2 * several > len(a) else "pass",
+        ambiguous = _majority(a.values(), lambda x: len(set(x.defensible)) > 1)
+        findings.append(B4_AMBIGUITY.finding(item, "fail" if ambiguous else "pass",
                                              {"defensible": {j: sorted(set(x.defensible)) for j, x in a.items()}}))
     return AgentResult(findings)
 
