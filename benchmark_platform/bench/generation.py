@@ -92,7 +92,10 @@ async def _llm_round(db, models: list[ModelConfig], facts: list[Fact], journal: 
     shares = {s: v for s, v in spec.generation.strategy_shares.items() if s != "template" and only in (None, s)}
     config = spec.generation.model_validate({
         **spec.generation.model_dump(), "generators": [m.name for m in models], "items_per_discipline": LLM_ITEMS,
-        "strategy_shares": {s: v / sum(shares.values()) for s, v in shares.items()}})
+        "strategy_shares": {s: v / sum(shares.values()) for s, v in shares.items()},
+        # the scripted provider answers each task with one fixed reply, which cannot be a valid pseudo-MCQ of every
+        # fact group (its statements cite the group's fact ids): LLM pseudo-MCQs are covered by the tests instead
+        "pseudo_mcq": {**spec.generation.pseudo_mcq.model_dump(), "share_of_scenarios": 0.0}})
     seen, selected = set(), []
     for f in facts:  # one fact per permittee, so no two items share a fact
         if f.subject not in seen:

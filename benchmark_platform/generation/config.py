@@ -56,6 +56,8 @@ class PseudoMcqConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     share_of_templates: float = Field(default=0.2, ge=0.0, le=1.0)  # template slots rendered in this format
+    # scenario slots a generator writes in this format (with generators configured; see plan.py for why scenario)
+    share_of_scenarios: float = Field(default=0.2, ge=0.0, le=1.0)
     statements: int = Field(default=6, ge=6)
     true_statements: PositiveInt = 3
     options: Literal[10] = 10

@@ -9,6 +9,7 @@ field's value with the answer would also be right and is never offered.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,15 @@ class _TypeIndex:
     vectors: np.ndarray | None = None
     codes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> value code per row (-1 when absent)
     code_of: dict[str, dict[str, int]] = field(default_factory=dict)  # field -> norm(value) -> code
+    _holders: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+
+    def holders(self, f: str, code: int) -> np.ndarray:
+        """The rows whose value of field f has this code (built per field on first use: sort once, split)."""
+        if f not in self._holders:
+            order = np.argsort(self.codes[f], kind="stable")
+            values, starts = np.unique(self.codes[f][order], return_index=True)
+            self._holders[f] = dict(zip(values.tolist(), np.split(order, starts[1:]), strict=True))
+        return self._holders[f].get(code, np.empty(0, dtype=np.intp))
 
 
 @dataclass(frozen=True)
@@ -72,7 +82,8 @@ class EntityCatalogue:
             self.types[entity_type] = index
 
     def mine_many(self, queries: list[Query], k: int, block: int = 256) -> list[list[tuple[str, float]]]:
-        """`mine` for many answers: the name similarities of a block of answers are one matrix product."""
+        """The k most plausible wrong answers for each query: a block of queries is scored as one matrix (name
+        similarities, shared-attribute bonuses, exclusions), and only the top few of each row are read in Python."""
         out: list[list[tuple[str, float]]] = [[] for _ in queries]
         by_type: dict[str, list[int]] = defaultdict(list)
         for i, q in enumerate(queries):
@@ -80,44 +91,70 @@ class EntityCatalogue:
                 by_type[q.entity_type].append(i)
         for entity_type, members in by_type.items():
             index = self.types[entity_type]
-            vectors = index.vectors
-            assert vectors is not None
             for at in range(0, len(members), block):
                 chunk = members[at: at + block]
-                rows = [index.keys.get(norm(queries[i].answer)) for i in chunk]
-                sims = vectors[[r if r is not None else 0 for r in rows]] @ vectors.T
-                for i, row, scores in zip(chunk, rows, sims, strict=True):
-                    out[i] = self._finish(index, queries[i], row, scores if row is not None else scores * 0, k)
+                block_queries = [queries[i] for i in chunk]
+                scores = _scores(index, block_queries, [index.keys.get(norm(q.answer)) for q in block_queries])
+                first = top_rows(scores, 8 * k + 8)
+                for i, q, row_scores, row_first in zip(chunk, block_queries, scores, first, strict=True):
+                    out[i] = _pick(index, q, row_scores, row_first, k)
         return out
 
-    @staticmethod
-    def _finish(index: _TypeIndex, q: Query, row: int | None, scores: np.ndarray,
-                k: int) -> list[tuple[str, float]]:
-        key = norm(q.answer)
-        for f, v in (index.attributes[row] if row is not None else {}).items():
-            if f != q.exclude_field:
-                scores = scores + SHARED_ATTRIBUTE_BONUS * (index.codes[f] == index.code_of[f][v])
-        if q.exclude_field in index.codes:
-            same = index.code_of[q.exclude_field].get(norm(q.exclude_value or ""), -2)
-            scores = np.where(index.codes[q.exclude_field] == same, -np.inf, scores)
-        out: list[tuple[str, float]] = []
-        for order in (top(scores, 8 * k + 8), np.argsort(-scores, kind="stable")):
-            out = []
-            for i in order:
-                name = index.names[i]
-                if not np.isfinite(scores[i]):
-                    break
-                if norm(name) in key or key in norm(name):
-                    continue
-                out.append((name, float(scores[i])))
-                if len(out) == k:
-                    return out
-        return out
+
+def _scores(index: _TypeIndex, queries: list[Query], rows: list[int | None]) -> np.ndarray:
+    """Plausibility of every candidate (columns) for each query (rows): cosine of the names (0 when the answer is
+    not in the catalogue) + SHARED_ATTRIBUTE_BONUS per attribute shared with the answer, except the asked field;
+    -inf where the candidate shares the asked field's value (it would also be right)."""
+    assert index.vectors is not None
+    # float64, as the bonuses are: scores (and so ties) do not depend on the block size
+    scores = (index.vectors[[r if r is not None else 0 for r in rows]] @ index.vectors.T).astype(np.float64)
+    scores[[j for j, r in enumerate(rows) if r is None]] = 0.0
+    absent, unmatched = -3, -2  # codes are >= -1, so these match no candidate
+    for f, codes in index.codes.items():
+        own = np.array([index.code_of[f][index.attributes[r][f]] if r is not None and f != q.exclude_field
+                        and f in index.attributes[r] else absent for q, r in zip(queries, rows, strict=True)])
+        scores += SHARED_ATTRIBUTE_BONUS * (codes[None, :] == own[:, None])
+    for f, codes in index.codes.items():
+        same = np.array([index.code_of[f].get(norm(q.exclude_value or ""), unmatched) if q.exclude_field == f
+                         else absent for q in queries])
+        if (same != absent).any():
+            scores[codes[None, :] == same[:, None]] = -np.inf
+    return scores
+
+
+def _pick(index: _TypeIndex, q: Query, scores: np.ndarray, first: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The k best-scoring names that are not the answer itself, in `first` order, else in full order."""
+    key = norm(q.answer)
+    out: list[tuple[str, float]] = []
+    for order in first_then_all(first, scores):
+        out = []
+        for i in order:
+            name = index.names[i]
+            if not np.isfinite(scores[i]):
+                break
+            if norm(name) in key or key in norm(name):
+                continue
+            out.append((name, float(scores[i])))
+            if len(out) == k:
+                return out
+    return out
+
+
+def first_then_all(first: np.ndarray, scores: np.ndarray) -> Iterator[np.ndarray]:
+    yield first
+    yield np.argsort(-scores, kind="stable")  # sorted only when the first few did not suffice
+
+
+def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
+    """Per row, the indices of the n highest scores, highest first (ties by index), without sorting the rest."""
+    if scores.shape[1] <= n:
+        return np.argsort(-scores, axis=1, kind="stable")
+    part = np.argpartition(-scores, n, axis=1)[:, :n]
+    part.sort(axis=1)  # ties by index: a stable sort by score of index-ordered candidates
+    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
 
 
 def top(scores: np.ndarray, n: int) -> np.ndarray:
     """Indices of the n highest scores, highest first (ties by index), without sorting the rest."""
-    if len(scores) <= n:
-        return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, n)[:n]
-    return part[np.lexsort((part, -scores[part]))]
+    return top_rows(scores[None, :], n)[0]

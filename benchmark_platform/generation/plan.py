@@ -7,6 +7,12 @@ difficulty, in which format, with the answer where.
   cap) and otherwise a share proportional to its audit pass rate in earlier rounds ((passed + 1) / (audited + 2), so
   a model never audited starts at 1/2), water-filled under the cap. Slots no model may take under the cap become
   deterministic distractor-mining slots.
+- 10-option pseudo-MCQs: a share of the template slots (built from facts, deterministic) and, with generators, a
+  share of the scenario slots (written by the slot's generator). Scenario, not template: templates are
+  deterministic by definition and outside the generators' shares, while scenario synthesis is the LLM strategy that
+  already combines several facts into one item. Only a slot's format changes, so every strategy count, generator
+  count and difficulty tier is the same as without pseudo-MCQs: quotas and the cap hold by construction. When the
+  facts allow fewer pseudo-MCQs than planned (`limits['pseudo_mcq10']`), the deterministic ones come first.
 - Answer positions: each block of k consecutive items of a format holds every position once (seeded order), so the
   positions are balanced to within one.
 """
@@ -127,7 +133,7 @@ def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]
          available: set[str] | None = None, limits: Mapping[str, int] | None = None) -> Plan:
     """Slots for `n` items. `available`: strategies the discipline's facts allow (default: all); `limits`: the most
     items a strategy can make from them (its share beyond goes to the others, in proportion), and under the key
-    'pseudo_mcq10' the most template slots that can be 10-option pseudo-MCQs."""
+    'pseudo_mcq10' the most slots (template and scenario together) that can be 10-option pseudo-MCQs."""
     generators = list(config.generators)
     runnable = [s for s in STRATEGIES if config.strategy_shares.get(s, 0) > 0
                 and (generators or s in DETERMINISTIC_STRATEGIES) and (available is None or s in available)]
@@ -145,16 +151,33 @@ def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]
     model_for = _interleave(gen_counts)
     difficulty = _interleave(largest_remainder(len(strategies), {d: config.difficulty_shares.get(d, 0.0)
                                                                   for d in DIFFICULTIES}))
+    n_templates = counts.get("template", 0)
+    pseudo_limit = (limits or {}).get("pseudo_mcq10", n)
+    n_pseudo = min(round(config.pseudo_mcq.share_of_templates * n_templates), pseudo_limit)
+    n_scenarios = strategies.count("scenario")
+    n_llm_pseudo = min(round(config.pseudo_mcq.share_of_scenarios * n_scenarios), pseudo_limit - n_pseudo)
+    scenario_formats = iter(_interleave({"pseudo_mcq10": n_llm_pseudo, "mcq4": n_scenarios - n_llm_pseudo}))
     slots: list[Slot] = []
     for strategy, model, level in zip(strategies, model_for, difficulty, strict=True):
-        slots.append(Slot(len(slots), strategy, model, level, config.cognitive[strategy], "mcq4"))
+        fmt = next(scenario_formats) if strategy == "scenario" else "mcq4"
+        slots.append(Slot(len(slots), strategy, model, level, config.cognitive[strategy], fmt))
     deterministic_dm = (counts.get("distractor_mining", 0) if not generators else 0) + overflow
     for _ in range(deterministic_dm):
         slots.append(Slot(len(slots), "distractor_mining", DETERMINISTIC, "L2",
                           config.cognitive["distractor_mining"], "mcq4"))
-    n_templates = counts.get("template", 0)
-    n_pseudo = min(round(config.pseudo_mcq.share_of_templates * n_templates),
-                   (limits or {}).get("pseudo_mcq10", n_templates))
     for fmt in _interleave({"pseudo_mcq10": n_pseudo, "mcq4": n_templates - n_pseudo}):
         slots.append(Slot(len(slots), "template", DETERMINISTIC, None, config.cognitive["template"], fmt))
     return Plan(tuple(slots), quota, cap, gen_counts, overflow)
+
+
+def expected_calls(config: GenerationConfig) -> dict[str, float]:
+    """Rough LLM calls per item of each model a round names: a generator its even share of the LLM strategies'
+    slots (at most the cap), a gate model the difficulty shares of the tiers it answers. Audit-adapted shares are
+    not known before the round; this only ranks providers by load (defs/generation picks its pool with it)."""
+    out: dict[str, float] = dict.fromkeys(config.generators, 0.0)
+    llm_share = sum(v for s, v in config.strategy_shares.items() if s != "template")
+    for g in config.generators:
+        out[g] += min(config.generator_cap, llm_share / len(config.generators))
+    for tier, model in config.gate.models.items():
+        out[model] = out.get(model, 0.0) + config.difficulty_shares.get(tier, 0.0)
+    return out

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from benchmark_platform.embed import Embedder
+from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
 from benchmark_platform.generation.config import DETERMINISTIC, STRATEGIES, GenerationConfig, QuestionTemplate
 from benchmark_platform.generation.distractors import EntityCatalogue
@@ -21,11 +22,11 @@ from benchmark_platform.generation.model import Fact, Item, norm
 from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, plan
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
-from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway
 
 PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE = "L3", "analysis"
 BLOCK = 64  # selected facts mined / paired / clustered per matrix product
-REQUEST_CHUNK = 32  # LLM requests handed to the gateway at a time while the next ones are prepared
+REQUEST_CHUNK = 64  # LLM requests of one strategy prepared per worker-thread hop and sent together
 
 
 @dataclass
@@ -35,6 +36,7 @@ class GenerationResult:
     plan: Plan
     unfilled: Counter[str] = field(default_factory=Counter)  # slots without a usable fact, per strategy
     invalid: Counter[str] = field(default_factory=Counter)  # LLM answers rejected, per strategy
+    rejections: list[str] = field(default_factory=list)  # why LLM pseudo-MCQs were rejected (the validator's reasons)
 
     def tally(self, attr: str) -> dict[str, int]:
         """Items per value of an Item attribute ('strategy', 'generator', 'format', ...)."""
@@ -125,13 +127,15 @@ class _Context:
     def limits(self, the_plan: Plan) -> dict[str, int]:
         """Strategies (and the pseudo format) whose candidates fall short of the plan, with what they can make."""
         planned = Counter(s.strategy for s in the_plan.slots)
-        pseudo = sum(s.format == "pseudo_mcq10" for s in the_plan.slots)
+        pseudo = sum(s.format == "pseudo_mcq10" for s in the_plan.slots)  # template and LLM (scenario) slots
+        template_pseudo = sum(s.format == "pseudo_mcq10" and s.strategy == "template" for s in the_plan.slots)
         have = {"distractor_mining": self.count("mined", planned["distractor_mining"]),
                 "comparative": self.count("pairs", planned["comparative"]),
                 "scenario": len(self.selected) if len(self.everything) >= 3 else 0,
                 "fact_to_question": len(self.selected),
                 "pseudo_mcq10": self.count("pseudo_ok", pseudo)}
-        have["template"] = self.count("template_items", planned["template"] - min(pseudo, have["pseudo_mcq10"])) \
+        have["template"] = self.count("template_items",
+                                      planned["template"] - min(template_pseudo, have["pseudo_mcq10"])) \
             + have["pseudo_mcq10"]
         out = {k: v for k, v in have.items() if k in planned and v < planned[k]}
         if have["pseudo_mcq10"] < pseudo:
@@ -218,8 +222,9 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
         lambda s, c: template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index],
                                    version))
     result.items += made
+    pseudo_groups = ctx.stream("pseudo_ok")  # one iterator: the LLM pseudo slots take the groups after these
     made, missing = _fill(
-        slots_by[("template", True, "pseudo_mcq10")], ctx.stream("pseudo_ok"),
+        slots_by[("template", True, "pseudo_mcq10")], pseudo_groups,
         lambda s, g: pseudo_item(spec_name, seed, g, ctx.index, config.pseudo_mcq, pos[s.index], PSEUDO_DIFFICULTY,
                                  PSEUDO_COGNITIVE))
     result.items += made
@@ -230,86 +235,107 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
         lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive))
     result.items += made
 
-    # LLM slots: one request each. Requests go to the gateway in chunks as soon as they are prepared, so mining and
-    # clustering overlap the provider's latency; answers are read back in slot order, so timing changes nothing.
-    drafts: list[tuple[Slot, ChatRequest, dict[str, str], dict]] = []
-    mined_reqs: list[tuple[Slot, ChatRequest, st.Mined]] = []
-    in_flight: list[asyncio.Task] = []
+    # LLM pseudo-MCQ slots (a share of the scenario slots, see plan.py): asked now, read back after the other slots
+    pseudo_asked = _ask_pseudo(gateway, the_plan, pseudo_groups, config, seed, result)
 
-    def send() -> None:
-        if drafts:
-            in_flight.append(asyncio.create_task(_ask(gateway, list(drafts), st.McqDraft)))
-        if mined_reqs:
-            in_flight.append(asyncio.create_task(_ask(gateway, list(mined_reqs), st.MinedQuestion)))
-        drafts.clear()
-        mined_reqs.clear()
-
-    llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC]
-    f2q = iter(ctx.selected)
-    pairs = ctx.stream("pairs")
+    # LLM slots: one request each, prepared by one producer per strategy, so a slow input (the first scenario slot
+    # embeds every fact) holds back no other strategy. A producer prepares REQUEST_CHUNK slots per worker-thread hop
+    # (mining, pairing, clustering: the event loop keeps serving the calls in flight) and hands them to the gateway
+    # at once. Answers are read back in slot order, so timing changes nothing.
+    llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "mcq4"]
+    sources: dict[str, Iterator] = {"fact_to_question": iter(ctx.selected), "distractor_mining": mined_iter,
+                                    "comparative": ctx.stream("pairs"),
+                                    "scenario": ctx.clusters() if llm_slots else iter(())}
     kinds = config.scenario_types_for(discipline)
-    clusters = ctx.clusters() if llm_slots else iter(())
-    for slot in llm_slots:
-        args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
-        # mining, pairing and clustering run in a worker thread: the event loop keeps serving the calls in flight
+
+    async def produce(strategy: str) -> list[tuple[tuple, CallResult]]:
+        slots = [s for s in llm_slots if s.strategy == strategy]
+        schema = st.MinedQuestion if strategy == "distractor_mining" else st.McqDraft
+        asked = []
+        for at in range(0, len(slots), REQUEST_CHUNK):
+            chunk = slots[at: at + REQUEST_CHUNK]
+            entries = await asyncio.to_thread(_llm_entries, chunk, sources[strategy], seed, kinds)
+            result.unfilled[strategy] += len(chunk) - len(entries)
+            asked.append(asyncio.create_task(_ask(gateway, entries, schema)))
+        return [answer for batch in await asyncio.gather(*asked) for answer in batch]
+
+    answers = [a for batch in await asyncio.gather(*map(produce, sources)) for a in batch]
+    for entry, res in sorted(answers, key=lambda a: a[0][0].index):
+        slot = entry[0]
         if slot.strategy == "distractor_mining":
-            mined = await asyncio.to_thread(next, mined_iter, None)
-            if mined is None:
-                result.unfilled[slot.strategy] += 1
-                continue
-            mined_reqs.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **args, "fact_id": mined.fact.fact_id, "fact": mined.fact.text, "answer": mined.entity.surface,
-                "distractors": "; ".join(n for n, _ in reversed(mined.distractors))}), mined))
+            item = st.mined_item(spec_name, slot.generator, entry[2], res.parsed, pos[slot.index],
+                                 slot.difficulty or "L2", slot.cognitive) if res.ok else None
         else:
-            inputs = await asyncio.to_thread(_draft_inputs, slot, f2q, pairs, clusters, kinds)
-            if inputs is None:
-                result.unfilled[slot.strategy] += 1
-                continue
-            prompt_args, facts, params = inputs
-            drafts.append((slot, st.request(slot.strategy, slot.generator, seed, {**args, **prompt_args}), facts,
-                           params))
-        if len(drafts) + len(mined_reqs) >= REQUEST_CHUNK:
-            send()
-    send()
-    for batch in await asyncio.gather(*in_flight):
-        for entry, res in batch:
-            slot = entry[0]
-            if slot.strategy == "distractor_mining":
-                item = st.mined_item(spec_name, slot.generator, entry[2], res.parsed, pos[slot.index],
-                                     slot.difficulty or "L2", slot.cognitive) if res.ok else None
-            else:
-                item = st.draft_item(spec_name, slot.strategy, slot.generator, entry[2], res.parsed, pos[slot.index],
-                                     slot.difficulty or "L2", slot.cognitive, entry[3]) if res.ok else None
-            if item is None:
-                result.invalid[slot.strategy] += 1
-            else:
-                result.items.append(item)
+            item = st.draft_item(spec_name, slot.strategy, slot.generator, entry[2], res.parsed, pos[slot.index],
+                                 slot.difficulty or "L2", slot.cognitive, entry[3]) if res.ok else None
+        if item is None:
+            result.invalid[slot.strategy] += 1
+        else:
+            result.items.append(item)
+    await _read_pseudo(pseudo_asked, spec_name, config, pos, result)
 
     result.items = list({i.item_id: i for i in result.items}.values())
     await _gate(result, config, seed, gateway)
     return result
 
 
-def _draft_inputs(slot: Slot, f2q: Iterator[Fact], pairs: Iterator[tuple[Fact, Fact]],
-                  clusters: Iterator[list[Fact]], kinds: list[str]) -> tuple[dict, dict, dict] | None:
-    """(prompt arguments, fact roles, parameters) of a fact-to-question, comparative or scenario slot; None when
-    the discipline has no more facts for it."""
-    if slot.strategy == "fact_to_question":
-        fact = next(f2q, None)
-        return None if fact is None else ({"fact_id": fact.fact_id, "fact": fact.text}, {fact.fact_id: "answer"}, {})
-    if slot.strategy == "comparative":
-        pair = next(pairs, None)
-        if pair is None:
-            return None
-        a, b = pair
-        return ({"fact_a_id": a.fact_id, "fact_a": a.text, "fact_b_id": b.fact_id, "fact_b": b.text},
-                {a.fact_id: "answer", b.fact_id: "answer"}, {"field": a.field})
-    group = next(clusters, None)
-    if group is None:
-        return None
-    kind = kinds[slot.index % len(kinds)]
-    return ({"scenario_type": kind, "facts": "\n".join(f"[{f.fact_id}] {f.text}" for f in group)},
-            {f.fact_id: "answer" for f in group}, {"scenario_type": kind, "cluster_size": len(group)})
+def _llm_entries(slots: list[Slot], source: Iterator, seed: int,
+                 kinds: list[str]) -> list[tuple[Slot, ChatRequest, object, dict]]:
+    """(slot, request, payload, parameters) for each slot of one LLM strategy, drawing its inputs from `source`
+    (facts, mined answers, fact pairs or fact clusters); stops when the source runs out."""
+    entries = []
+    for slot in slots:
+        args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
+        drawn = next(source, None)
+        if drawn is None:
+            break
+        if slot.strategy == "distractor_mining":
+            entries.append((slot, st.request(slot.strategy, slot.generator, seed, {
+                **args, "fact_id": drawn.fact.fact_id, "fact": drawn.fact.text, "answer": drawn.entity.surface,
+                "distractors": "; ".join(n for n, _ in reversed(drawn.distractors))}), drawn, {}))
+            continue
+        if slot.strategy == "fact_to_question":
+            prompt_args, facts, params = {"fact_id": drawn.fact_id, "fact": drawn.text}, {drawn.fact_id: "answer"}, {}
+        elif slot.strategy == "comparative":
+            a, b = drawn
+            prompt_args = {"fact_a_id": a.fact_id, "fact_a": a.text, "fact_b_id": b.fact_id, "fact_b": b.text}
+            facts, params = {a.fact_id: "answer", b.fact_id: "answer"}, {"field": a.field}
+        else:
+            kind = kinds[slot.index % len(kinds)]
+            prompt_args = {"scenario_type": kind, "facts": "\n".join(f"[{f.fact_id}] {f.text}" for f in drawn)}
+            facts = {f.fact_id: "answer" for f in drawn}
+            params = {"scenario_type": kind, "cluster_size": len(drawn)}
+        entries.append((slot, st.request(slot.strategy, slot.generator, seed, {**args, **prompt_args}), facts, params))
+    return entries
+
+
+def _ask_pseudo(gateway: Gateway | None, the_plan: Plan, groups: Iterator[list[Fact]], config: GenerationConfig,
+                seed: int, result: GenerationResult) -> asyncio.Task | None:
+    """The LLM pseudo-MCQ requests, one per planned slot with the next fact group, sent as one task."""
+    entries = []
+    for slot in (s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "pseudo_mcq10"):
+        group = next(groups, None)
+        if group is None:
+            result.unfilled[slot.strategy] += 1
+            continue
+        group = group[: config.pseudo_mcq.statements]
+        entries.append((slot, llm_pseudo.request(group, config.pseudo_mcq, slot.generator, seed,
+                                                 slot.difficulty or PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE), group))
+    return asyncio.create_task(_ask(gateway, entries, llm_pseudo.PseudoMcqDraft)) if entries else None
+
+
+async def _read_pseudo(asked: asyncio.Task | None, spec_name: str, config: GenerationConfig, pos: dict[int, int],
+                       result: GenerationResult) -> None:
+    """Items from the valid answers; an answer the schema or the pseudo-MCQ validator rejects counts as invalid."""
+    for (slot, _, group), res in (await asked if asked is not None else []):
+        item, reasons = (None, [f"answer {res.status}: {res.error or ''}"]) if not res.ok else llm_pseudo.draft_item(
+            spec_name, slot.strategy, slot.generator, group, res.parsed, config.pseudo_mcq, pos[slot.index],
+            slot.difficulty or PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE)
+        if item is None:
+            result.invalid[slot.strategy] += 1
+            result.rejections.append(f"slot {slot.index} ({slot.generator}): {'; '.join(reasons)}")
+        else:
+            result.items.append(item)
 
 
 async def _ask(gateway: Gateway | None, entries: list[tuple], schema: type) -> list[tuple[tuple, object]]:

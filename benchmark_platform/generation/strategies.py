@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchmark_platform.generation.config import DETERMINISTIC
-from benchmark_platform.generation.distractors import EntityCatalogue, Query, top, type_label
+from benchmark_platform.generation.distractors import EntityCatalogue, Query, first_then_all, top, type_label
 from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer
 from benchmark_platform.generation.templates import FieldIndex
 from benchmark_platform.llm.gateway import ChatRequest
@@ -148,7 +148,7 @@ def clusters(seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np
     sims = vectors[[row[s.fact_id] for s in seeds]] @ vectors.T if seeds else np.zeros((0, len(facts)))
     out = []
     for seed, size, scores in zip(seeds, sizes, sims, strict=True):
-        for order in (top(scores, 8 * size), np.argsort(-scores, kind="stable")):
+        for order in first_then_all(top(scores, 8 * size), scores):
             group, seen = [seed], {norm(seed.text)}
             for i in order:
                 fact = facts[int(i)]

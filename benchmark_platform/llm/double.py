@@ -99,6 +99,9 @@ class ScriptedServer:
         return next((r for r in self.script.rules if r.match in prompt), None)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        # the latency is counted from the request's arrival, as a provider's is: this server's own parsing and
+        # bookkeeping happen inside it rather than on top of it
+        arrived = asyncio.get_running_loop().time()
         self.calls += 1
         raw = await request.read()
         body = json.loads(raw)
@@ -123,7 +126,8 @@ class ScriptedServer:
                 status=429,
                 headers={"Retry-After": f"{self.script.retry_after_s:g}"},
             )
-        await asyncio.sleep(self.script.timeout_sleep_s if fault == "timeout" else self.script.latency.sample(self.rng))
+        delay = self.script.timeout_sleep_s if fault == "timeout" else self.script.latency.sample(self.rng)
+        await asyncio.sleep(max(0.0, arrived + delay - asyncio.get_running_loop().time()))
         if fault == "500":
             return web.json_response({"error": {"message": "upstream failed", "type": "server_error"}}, status=500)
         if fault == "malformed":

@@ -42,6 +42,7 @@ from benchmark_platform.llm.structured import ExtractionError, extract
 from benchmark_platform.store import Database
 
 log = logging.getLogger(__name__)
+FIRST_CHUNK, MAX_CHUNK = 64, 512  # requests prepared and looked up at a time (see complete_many)
 
 
 class ChatRequest(BaseModel):
@@ -246,9 +247,7 @@ class Gateway:
 
     # -- requests ----------------------------------------------------------------------------------------------
     def _prepare(self, req: ChatRequest | ScoreRequest, json_mode: bool) -> _Call:
-        cfg = self.models.get(req.model)
-        if cfg is None:
-            raise KeyError(f"no model config named {req.model!r} (known: {sorted(self.models)})")
+        cfg = self.models[req.model]  # complete_many checked the names
         if isinstance(req, ScoreRequest):
             path = "/completions"
             prompt = req.context + req.continuation
@@ -286,36 +285,55 @@ class Gateway:
         prompt must then say "JSON", as OpenAI requires) and each answer is extracted and validated; one that fails
         has status 'invalid' and `parsed=None`, and the caller persists nothing from it."""
         assert self._store is not None, "use `async with Gateway(...)`"
-        calls = [self._prepare(r, schema is not None) for r in requests]
-        cached = await asyncio.to_thread(self._store.lookup, list({c.request_hash for c in calls}))
-        results: list[CallResult | None] = [None] * len(calls)
-        by_provider: dict[str, list[int]] = defaultdict(list)
-        for i, call in enumerate(calls):
-            hit = cached.get(call.request_hash)
-            if hit is not None:
-                results[i] = self._from_cache(call, hit, schema)
-            else:
-                by_provider[call.config.provider].append(i)
-        progress = _Progress(len(calls), len(calls) - sum(map(len, by_provider.values())), self._log_every_s)
+        unknown = sorted({r.model for r in requests} - self.models.keys())
+        if unknown:  # before anything is sent
+            raise KeyError(f"no model config named {', '.join(map(repr, unknown))} (known: {sorted(self.models)})")
+        results: list[CallResult | None] = [None] * len(requests)
+        progress = _Progress(len(requests), self._log_every_s)
+        queues: dict[str, asyncio.Queue[tuple[int, _Call] | None]] = {}
+        feeders: list[asyncio.Task[None]] = []
 
-        async def feed(provider: Provider, indices: list[int]) -> None:
+        async def feed(provider: Provider, queue: asyncio.Queue[tuple[int, _Call] | None]) -> None:
             # a bounded window of tasks per provider: slots stay busy while retries wait, memory stays flat
             window = asyncio.Semaphore(provider.max_concurrency * 4 + 16)
 
-            async def one(i: int) -> None:
+            async def one(i: int, call: _Call) -> None:
                 try:
-                    results[i] = await self._resolve(calls[i], schema)
+                    results[i] = await self._resolve(call, schema)
                 finally:
                     window.release()
                     progress.step()
 
             tasks = []
-            for i in indices:
+            while (entry := await queue.get()) is not None:
                 await window.acquire()
-                tasks.append(asyncio.create_task(one(i)))
+                tasks.append(asyncio.create_task(one(*entry)))
             await asyncio.gather(*tasks)
 
-        await asyncio.gather(*(feed(self.providers[p], idx) for p, idx in by_provider.items()))
+        # Requests are prepared and looked up in the cache a chunk at a time, the first chunk small, so the first
+        # calls are on the wire within milliseconds while the rest are hashed and looked up behind them (preparing
+        # and looking up 2,000 calls before sending any cost ~2% of the c=64 bench's wall time).
+        start, size = 0, FIRST_CHUNK
+        try:
+            while start < len(requests):
+                calls = [self._prepare(r, schema is not None) for r in requests[start: start + size]]
+                cached = await asyncio.to_thread(self._store.lookup, list({c.request_hash for c in calls}))
+                for i, call in enumerate(calls, start):
+                    hit = cached.get(call.request_hash)
+                    if hit is not None:
+                        results[i] = self._from_cache(call, hit, schema)
+                        progress.step()
+                        continue
+                    name = call.config.provider
+                    if name not in queues:
+                        queues[name] = asyncio.Queue()
+                        feeders.append(asyncio.create_task(feed(self.providers[name], queues[name])))
+                    queues[name].put_nowait((i, call))
+                start, size = start + size, min(size * 2, MAX_CHUNK)
+        finally:
+            for queue in queues.values():
+                queue.put_nowait(None)  # the feeders send what was queued, then stop
+        await asyncio.gather(*feeders)
         return results  # type: ignore[return-value]
 
     # -- one call ----------------------------------------------------------------------------------------------
@@ -531,16 +549,15 @@ def _read_logprobs(result: CallResult, req: ScoreRequest, choice: dict[str, Any]
 
 
 class _Progress:
-    def __init__(self, total: int, done: int, every_s: float) -> None:
-        self.total, self.done, self.every_s = total, done, every_s
+    def __init__(self, total: int, every_s: float) -> None:
+        self.total, self.done, self.every_s = total, 0, every_s
         self.t0 = self.last = time.monotonic()
-        self.start_done = done
 
     def step(self) -> None:
         self.done += 1
         now = time.monotonic()
         if now - self.last >= self.every_s:
             self.last = now
-            rate = (self.done - self.start_done) / (now - self.t0)
+            rate = self.done / (now - self.t0)
             eta = (self.total - self.done) / rate if rate else float("inf")
             log.info("LLM calls %d/%d (%.1f/s, ETA %.0f s)", self.done, self.total, rate, eta)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -12,6 +13,7 @@ from benchmark_platform.generation.config import DETERMINISTIC, GenerationConfig
 from benchmark_platform.generation.plan import (
     balanced_positions,
     capped_allocation,
+    expected_calls,
     largest_remainder,
     pass_rate_weights,
     plan,
@@ -94,3 +96,37 @@ def test_difficulty_tiers_and_pseudo_share():
 def test_answer_positions_are_balanced_within_one(n, k, seed):
     counts = Counter(balanced_positions(n, k, seed, "x"))
     assert max(counts.values()) - min(counts.get(i, 0) for i in range(k)) <= 1
+
+
+def test_llm_pseudo_slots_are_a_share_of_scenario_slots_and_change_no_count():
+    with_pseudo = GenerationConfig(generators=GENERATORS)
+    without = with_pseudo.model_copy(update={"pseudo_mcq": with_pseudo.pseudo_mcq.model_copy(
+        update={"share_of_scenarios": 0.0})})
+    for n in (40, 100, 389, 3266):
+        p, q = plan(n, with_pseudo, {}), plan(n, without, {})
+        assert [(s.strategy, s.generator, s.difficulty) for s in p.slots] == \
+            [(s.strategy, s.generator, s.difficulty) for s in q.slots]  # quotas, cap and tiers untouched
+        llm_pseudo = [s for s in p.slots if s.format == "pseudo_mcq10" and s.generator != DETERMINISTIC]
+        scenarios = sum(s.strategy == "scenario" for s in p.slots)
+        assert {s.strategy for s in llm_pseudo} == {"scenario"} and len(llm_pseudo) == round(0.2 * scenarios)
+        assert not any(s.format == "pseudo_mcq10" and s.generator != DETERMINISTIC for s in q.slots)
+
+
+def test_too_few_pseudo_groups_go_to_the_template_slots_first():
+    config = GenerationConfig(generators=GENERATORS)
+    full = plan(389, config, {})
+    template = sum(s.format == "pseudo_mcq10" and s.strategy == "template" for s in full.slots)
+    llm = sum(s.format == "pseudo_mcq10" and s.strategy == "scenario" for s in full.slots)
+    assert template > 0 and llm > 0
+    short = plan(389, config, {}, limits={"pseudo_mcq10": template + 1})
+    assert Counter((s.strategy, s.format) for s in short.slots if s.format == "pseudo_mcq10") == \
+        {("template", "pseudo_mcq10"): template, ("scenario", "pseudo_mcq10"): 1}
+    assert Counter(s.strategy for s in short.slots) == Counter(s.strategy for s in full.slots)
+
+
+def test_expected_calls_rank_generators_and_gate_models():
+    config = GenerationConfig(generators=["a", "b"], generator_cap=0.5,
+                              gate={"models": {"L1": "g", "L2": "g", "L3": "a"}})
+    calls = expected_calls(config)
+    assert calls["b"] == pytest.approx((1 - 0.119) / 2) and calls["a"] == pytest.approx(calls["b"] + 0.25)
+    assert calls["g"] == pytest.approx(0.3 + 0.3)

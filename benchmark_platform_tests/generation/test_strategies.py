@@ -13,7 +13,7 @@ from benchmark_platform.generation.persist import audit_pass_rates
 from benchmark_platform.generation.strategies import prompt_version
 from benchmark_platform.llm.double import Rule, Script
 from benchmark_platform.spec import load_spec
-from benchmark_platform_tests.generation.conftest import generate_items, scripted_models
+from benchmark_platform_tests.generation.conftest import generate_items, pseudo_rules, scripted_models
 
 DRAFT = json.dumps({"question": "Which option is grounded in the verified fact?", "answer": "Alpha",
                     "distractors": ["Beta", "Gamma", "Delta"], "explanation": "Alpha is what the fact states."})
@@ -31,10 +31,12 @@ STRATEGIES = ["fact_to_question", "distractor_mining", "scenario", "comparative"
 
 
 def spec_with(models, strategy: str, gate: bool = True):
+    """Only `strategy`, in the 4-option format (test_llm_pseudo covers the pseudo-MCQs of scenario slots)."""
     spec = load_spec("wine")
     generation = spec.generation.model_copy(update={
         "generators": [m.name for m in models], "strategy_shares": {strategy: 1.0}, "items_per_discipline": 8,
         "generator_cap": 0.25,
+        "pseudo_mcq": spec.generation.pseudo_mcq.model_copy(update={"share_of_scenarios": 0.0}),
         "gate": spec.generation.gate.model_copy(update={"models": {"L1": models[0].name, "L2": models[0].name,
                                                                     "L3": models[0].name} if gate else {}})})
     return spec.model_copy(update={"models": models, "generation": generation})
@@ -93,7 +95,7 @@ def test_without_models_only_deterministic_generators_appear(prepared):
 
 
 def test_audit_pass_rates_of_an_earlier_round_shift_the_next_rounds_shares(prepared, servers):
-    server = servers(Script(rules=VALID))
+    server = servers(Script(rules=[*pseudo_rules(prepared, load_spec("wine"), ["regions"]), *VALID]))
     models = scripted_models(server.base_url, 5, "adaptive")
     spec = load_spec("wine")
     spec = spec.model_copy(update={"models": models, "generation": spec.generation.model_copy(update={

@@ -14,7 +14,7 @@ from benchmark_platform.generation.plan import plan
 from benchmark_platform.generation.pseudo_mcq import from_parameters, validate
 from benchmark_platform.llm.double import Script
 from benchmark_platform.spec import load_spec
-from benchmark_platform_tests.generation.conftest import DISCIPLINES, generate_items, scripted_models
+from benchmark_platform_tests.generation.conftest import DISCIPLINES, generate_items, pseudo_rules, scripted_models
 from benchmark_platform_tests.generation.test_strategies import VALID
 
 
@@ -57,6 +57,7 @@ def check_set(db, spec) -> dict[str, object]:
             assert p > 0.05, (fmt, positions)
             figures[f"{fmt}_positions"] = {"counts": [positions.get(i, 0) for i in range(k)], "p": round(p, 3)}
     figures["pseudo_mcq10_valid"] = len(pseudo)
+    figures["pseudo_mcq10_llm"] = sum(r["generator"] != DETERMINISTIC for r in pseudo)
     return figures
 
 
@@ -67,7 +68,7 @@ def test_deterministic_default_meets_quotas_validator_and_balance(prepared):
 
 
 def test_five_scripted_generators_meet_quotas_caps_validator_and_balance(prepared, servers):
-    server = servers(Script(rules=VALID))
+    server = servers(Script(rules=[*pseudo_rules(prepared, load_spec("wine"), DISCIPLINES), *VALID]))
     models = scripted_models(server.base_url, 5, "snapshot")
     spec = load_spec("wine")
     spec = spec.model_copy(update={"models": models, "generation": spec.generation.model_copy(
@@ -80,5 +81,6 @@ def test_five_scripted_generators_meet_quotas_caps_validator_and_balance(prepare
     assert set(figures["grape_varieties"]["strategy"]) == five - {"distractor_mining"}
     for discipline in DISCIPLINES:
         assert set(figures[discipline]["generator"]) == {*(m.name for m in models), DETERMINISTIC}
+    assert figures["pseudo_mcq10_llm"] > 0  # scenario slots written as 10-option items, all passing the validator
     print(figures)
 

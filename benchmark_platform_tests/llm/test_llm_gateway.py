@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from pydantic import BaseModel
 
 from benchmark_platform.llm.config import GatewaySettings, Prices
@@ -164,3 +166,23 @@ def test_a_retry_wait_holds_no_slot(serve, run):
     assert [(r.text, r.retries) for r in results] == [("late", 1), ("A", 0)]
     # one slot: had the first request kept it while waiting out Retry-After, the second would have waited longer
     assert results[1].latency_ms < results[0].latency_ms, "the second request ran during the first one's wait"
+
+
+def test_large_batches_keep_order_across_chunks_and_mix_cache_hits(serve, run):
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match=f"{tag} {i}:", reply=f"answer {i}") for i in range(0, 300, 7)]))
+    m = scripted_model(server.base_url, max_concurrency=16)
+    odd = [ask(f"{tag} {i}: ?") for i in range(1, 300, 2)]
+    run([m], odd)  # every odd request is cached before the full batch
+    everything = [ask(f"{tag} {i}: ?") for i in range(300)]  # more than the first chunks (64, 128)
+    results, totals = run([m], everything)
+    assert [r.text for r in results] == [f"answer {i}" if i % 7 == 0 else "A" for i in range(300)]
+    assert [r.cache_hit for r in results] == [i % 2 == 1 for i in range(300)]
+    assert totals.provider_calls == 150 and server.server.calls == 300
+
+
+def test_an_unknown_model_fails_the_batch_before_anything_is_sent(serve, run):
+    server = serve(Script())
+    with pytest.raises(KeyError, match="'nope'"):
+        run([scripted_model(server.base_url)], [ask("fine"), ask("lost", model="nope")])
+    assert server.server.calls == 0

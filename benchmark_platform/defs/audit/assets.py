@@ -12,6 +12,7 @@ from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.llm import busiest_pool
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -36,6 +37,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
     @dg.asset(key=key(spec, "audit_findings"), partitions_def=discipline_partitions(spec), group_name="audit",
               deps=[key(spec, "items"), key(spec, "audit_calibration")], code_version=code_version(spec),
+              pool=busiest_pool(panel),
               required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},
               description="Findings of each audit agent per item (pass/warn/fail; skipped agents say why), corpus "
                           "verdicts, and the policy's drop / relabel / disclose actions with their reasons.")

@@ -25,7 +25,7 @@ from benchmark_platform.evaluation import (
 from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
 from benchmark_platform.evaluation.persist import EvaluationRun, load_eval_items, spec_item_disciplines, store_runs
-from benchmark_platform.defs.llm.resources import LLMGatewayResource
+from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -43,8 +43,14 @@ def _code_version(spec: BenchmarkSpec) -> str:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     slate = spec.evaluation.slate
 
+    models = {m.name: m for m in spec.models}
+    calls: dict[str, float] = {}  # expected calls per item: k samples, or one per option scored by likelihood
+    for entry in slate:
+        calls[entry.model] = calls.get(entry.model, 0.0) + (entry.k if entry.scoring == "generate" else 4.0)
+
     @dg.asset(key=key(spec, "evaluation_answers"), partitions_def=discipline_partitions(spec), group_name="evaluation",
               deps=[key(spec, "audit_findings")], code_version=_code_version(spec),
+              pool=busiest_pool([models[name] for name in calls if name in models], calls),
               required_resource_keys={"database", "llm"} if slate else {"database"},
               description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
                           "five-stop single-letter protocol), with tokens, latency and cost per answer.")

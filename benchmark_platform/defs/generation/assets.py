@@ -2,7 +2,7 @@
 
 With `generation.generators` empty (the embedded default) only the deterministic strategies run: templates, 10-option
 pseudo-MCQs built from facts, and distractor mining as a cloze. Generators and gate models name entries of the spec's
-`models`; the asset then calls them through the `llm` resource (the LLM gateway).
+`models`; the asset then calls them through the `llm` resource (the LLM gateway) and queues on a provider's pool.
 """
 
 import asyncio
@@ -12,7 +12,9 @@ import json
 import dagster as dg
 
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.llm import busiest_pool
 from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
+from benchmark_platform.generation.plan import expected_calls
 from benchmark_platform.generation.run import GenerationResult, generate
 from benchmark_platform.generation.strategies import PROMPTS_DIR
 from benchmark_platform.spec import BenchmarkSpec
@@ -39,7 +41,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     models = [known[name] for name in dict.fromkeys(named)]
 
     @dg.asset(key=key(spec, "items"), partitions_def=discipline_partitions(spec), group_name="generation",
-              deps=[key(spec, "selected_facts")], code_version=_code_version(spec),
+              deps=[key(spec, "selected_facts")], code_version=_code_version(spec), pool=busiest_pool(models, expected_calls(config)),
               required_resource_keys={"database", "embedder", *(["llm"] if models else [])},
               description="Items generated from the discipline's selected facts by five strategies under per-strategy "
                           "quotas and a per-generator cap, each linked to its facts, generator, prompt version and "
@@ -67,13 +69,16 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         context.log.info(f"{discipline}: {len(result.items)} items ({by('strategy')}) from {len(selected)} selected "
                          f"facts; reserve {len(result.reserve)}; unfilled {dict(result.unfilled)}; "
                          f"invalid {dict(result.invalid)}")
+        for reason in result.rejections[:10]:
+            context.log.warning(f"{discipline}: LLM pseudo-MCQ rejected: {reason}")
         return dg.MaterializeResult(metadata={
             **counts_metadata(**{**result.counts(), **counts}, selected_facts=len(selected), **llm_totals),
             "per_strategy": dg.MetadataValue.json(by("strategy")),
             "per_generator": dg.MetadataValue.json(by("generator")),
             "strategy_quota": dg.MetadataValue.json({k: round(v, 3) for k, v in result.plan.strategy_quota.items()}),
             "unfilled": dg.MetadataValue.json(dict(result.unfilled)),
-            "invalid": dg.MetadataValue.json(dict(result.invalid))})
+            "invalid": dg.MetadataValue.json(dict(result.invalid)),
+            "pseudo_mcq_rejections": dg.MetadataValue.json(result.rejections[:20])})
 
     return dg.Definitions(assets=[items])
 

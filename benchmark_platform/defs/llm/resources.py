@@ -17,7 +17,8 @@ steps of one provider's pool run at once (`dagster instance concurrency set llm_
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections import defaultdict
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -91,6 +92,24 @@ def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
         else:
             out[name] = dg.MetadataValue.float(float(value))
     return out
+
+
+def busiest_pool(models: Sequence[ModelConfig], calls: Mapping[str, float] | None = None) -> str | None:
+    """The Dagster pool (`llm_<provider>`) an LLM-using asset queues on: that of the provider expected to carry most
+    of its calls (`calls`: model name -> expected calls, equal when omitted; ties: the first provider by name); None
+    when it calls no model.
+
+    Dagster gives a step one pool. With one provider (the usual case, e.g. every model through OpenRouter) this is
+    exactly that provider's pool, shared with every other asset that calls it. With several, every partition holds
+    the same pool, so parallel partitions exclude one another as under a pool named after the provider set, and
+    they also queue with the other assets of the provider carrying most of the load, which a set-named pool (a pool
+    of its own) would not. The other providers' calls from the step are bounded by the step's share of their limits
+    (`LLMGatewayResource.steps_per_provider`) and the gateway's 429 handling only.
+    """
+    load: dict[str, float] = defaultdict(float)
+    for m in models:
+        load[m.provider] += 1.0 if calls is None else calls.get(m.name, 0.0)
+    return pool_name(max(sorted(load), key=lambda p: load[p])) if load else None
 
 
 def provider_pools(models: Sequence[ModelConfig]) -> dict[str, str]:
