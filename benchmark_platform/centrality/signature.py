@@ -3,12 +3,14 @@
 `llm_signatures` makes one call per item through an injected `complete` (the LLM gateway's cached batch call), then
 re-checks only the uncertainty set U_d (|A~ - 1/2| < band, at most rho * N_d items) and averages the two
 alignments. An answer that is not a valid signature raises `SignatureError` so nothing is persisted from it.
+`gateway_completion` is such a `complete` over the LLM gateway: each batch of prompts is one `complete_many`.
 `fallback_signatures` needs no model: psi from the nearest prototype entries, metadata and keyphrases, and A~ as the
 best TF-IDF cosine to the prototype; every such signature says `fallback=True`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,6 +23,7 @@ from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.features import TextSpace
 from benchmark_platform.centrality.models import Signature
 from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
 from benchmark_platform.llm.structured import ExtractionError, extract
 
 PROMPT_PATH = Path(__file__).resolve().parent / "prompts" / "signature.md"
@@ -69,6 +72,24 @@ def _parse(item_id: str, response: str | None) -> _Answer:
         return extract(response, _Answer)[0]
     except ExtractionError as exc:
         raise SignatureError(item_id, str(exc)) from exc
+
+
+def gateway_completion(
+    gateway: Gateway, model: str, loop: asyncio.AbstractEventLoop, seed: int | None = None
+) -> Complete:
+    """A `Complete` for scoring run in a worker thread while `loop` (the open gateway's event loop) keeps serving.
+
+    Each call sends all its prompts as one `complete_many` (cached, limited and retried per provider), asking for
+    JSON where the model config allows. A call that failed answers None; an answer that is not a valid signature
+    keeps its text, so `SignatureError` can say what was wrong with it.
+    """
+
+    def complete(prompts: Sequence[str]) -> list[str | None]:
+        requests = [ChatRequest(model=model, messages=[{"role": "user", "content": p}], seed=seed) for p in prompts]
+        results = asyncio.run_coroutine_threadsafe(gateway.complete_many(requests, schema=_Answer), loop).result()
+        return [r.text if r.status in ("ok", "invalid") else None for r in results]
+
+    return complete
 
 
 def uncertainty_set(raw: np.ndarray, params: CentralityParams) -> np.ndarray:

@@ -12,3 +12,6 @@ class SelectionConfig(BaseModel):
 
     # K_d comes from each discipline's anchor files (anchors.yaml `k_total`), not from here.
     centrality: CentralityParams = Field(default_factory=CentralityParams)  # KINA Appendix B thresholds and sizes
+    # psi(q) and A~_d(q) by this model config (one of the spec's `models`), one call per item through the LLM
+    # gateway; None: deterministic features stand in, and the centrality run says so (fallback_used)
+    signature_model: str | None = None

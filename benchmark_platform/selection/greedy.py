@@ -1,9 +1,13 @@
 """Greedy maximisation of F_d^sp under |S| = K_d, stratum quotas and the duplicate bound (KINA Appendix B).
 
-Lazy greedy keeps stale marginal gains in a priority queue: by submodularity (Proposition 1) a stale gain is an
-upper bound on the current one, so a candidate whose freshly recomputed gain still tops the queue is the greedy
-choice. Constraints: a stratum at U_h closes; once the free slots equal the open lower-quota deficits, only
-strata still below L_h may grow; a pick blocks its duplicates. If the duplicate bound leaves a stratum short of
+Lazy greedy keeps stale marginal gains as upper bounds: by submodularity (Proposition 1) a stale gain bounds the
+current one from above, so a candidate whose fresh gain is at least every other candidate's bound is the greedy
+choice. The bounds live in one array; each step works on a pool of the candidates with the largest bounds
+(re-evaluating its stale leaders a batch at a time, in one vectorised pass each) and goes back to the whole array
+only when the pool's best fresh gain no longer beats the largest bound outside it.
+
+Constraints: a stratum at U_h closes; once the free slots equal the open lower-quota deficits, only strata still
+below L_h may grow; a pick blocks its duplicates. If the duplicate bound leaves a stratum short of
 L_h, a repair swaps in one of its blocked candidates for the chosen items that block it.
 
 The certificate: for every set A and every size-K set O, F(O) <= F(A) + (sum of the K largest marginal gains
@@ -13,8 +17,6 @@ size-K optimum, hence on the constrained one. It is evaluated at every step of p
 """
 
 from __future__ import annotations
-
-import heapq
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,17 +66,18 @@ class _State:
         """Free slots beyond those reserved for strata still below L_h."""
         return self.p.k - len(self.order) - self.deficit
 
-    def feasible(self, q: int) -> bool:
-        h = self.p.strata[q]
-        if self.chosen[q] or self.blocked[q] or self.counts[h] >= self.p.upper[h]:
-            return False
-        return self.slack() > 0 or self.counts[h] < self.p.lower[h]
-
-    def feasible_mask(self) -> np.ndarray:
+    def open_strata(self) -> np.ndarray:
         open_ = self.counts < self.p.upper
         if self.slack() <= 0:
             open_ &= self.counts < self.p.lower
-        return ~self.chosen & ~self.blocked & open_[self.p.strata]
+        return open_
+
+    def feasible_mask(self) -> np.ndarray:
+        return ~self.chosen & ~self.blocked & self.open_strata()[self.p.strata]
+
+    def feasible_among(self, rows: np.ndarray) -> np.ndarray:
+        """feasible_mask()[rows], computed on `rows` only."""
+        return ~self.chosen[rows] & ~self.blocked[rows] & self.open_strata()[self.p.strata[rows]]
 
     def gains_of(self, rows: np.ndarray) -> np.ndarray:
         """Current marginal gains of the candidates `rows`, in one vectorised pass."""
@@ -145,14 +148,81 @@ class _State:
         self.add(c, float(self.gains_of(np.array([c]))[0]))
 
 
+class _LazyBounds:
+    """Stale gains `ub` (upper bounds on the current ones; exact where `fresh` equals the step) and the pool.
+
+    The pool holds the feasible candidates with the `pool_size` largest bounds (ties at the cut included); `floor` is
+    the largest bound left outside it, so no outside candidate can gain more than `floor`. Feasibility only shrinks
+    between repairs (picks, blocks and closed strata are permanent), so dropping a pool member for good is safe.
+    """
+
+    def __init__(self, state: _State, gains: np.ndarray, pool_size: int) -> None:
+        self.state, self.pool_size = state, pool_size
+        self.ub = gains.astype(np.float64, copy=True)
+        self.fresh = np.zeros(len(gains), dtype=np.int64)
+        self.rebuild()
+
+    def refresh(self, gains: np.ndarray, step: int) -> None:
+        """Every bound exact again (after a full evaluation of the gains)."""
+        self.ub[:] = gains
+        self.fresh[:] = step
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        candidates = np.flatnonzero(self.state.feasible_mask())
+        if len(candidates) <= self.pool_size:
+            self.pool, self.floor = candidates, -np.inf
+            return
+        bounds = self.ub[candidates]
+        cut = -np.partition(-bounds, self.pool_size - 1)[self.pool_size - 1]
+        inside = bounds >= cut
+        self.pool = candidates[inside]
+        self.floor = float(bounds[~inside].max(initial=-np.inf))
+
+    def pick(self, step: int, batch_size: int) -> int | None:
+        """Plain greedy's choice (largest current gain, lowest index on ties) or None when nothing is feasible."""
+        state, ub, fresh = self.state, self.ub, self.fresh
+        while True:
+            self.pool = self.pool[state.feasible_among(self.pool)]
+            pool = self.pool
+            cap = batch_size  # the first pass takes the top stale bounds; later ones all that still reach the best
+            while True:
+                bounds = ub[pool]
+                is_fresh = fresh[pool] == step
+                best = bounds[is_fresh].max(initial=-np.inf)
+                stale = np.flatnonzero(~is_fresh & (bounds >= best))  # could still reach (or tie) the best
+                if not len(stale):
+                    break
+                if len(stale) > cap:
+                    stale = stale[np.argpartition(-bounds[stale], cap - 1)[:cap]]
+                cap = len(pool)
+                rows = pool[stale]
+                ub[rows] = state.gains_of(rows)
+                fresh[rows] = step
+            if best > self.floor:
+                return int(pool[is_fresh & (bounds == best)].min())
+            if self.floor == -np.inf:
+                return None  # the pool is every feasible candidate, and it is empty
+            self.rebuild()  # an outside candidate's bound reaches the pool's best: widen to the top bounds again
+
+
 def select_greedy(
-    problem: SelectionProblem, *, lazy: bool = True, bound_checkpoints: int = 5, batch_size: int = 32
+    problem: SelectionProblem,
+    *,
+    lazy: bool = True,
+    bound_checkpoints: int = 5,
+    batch_size: int = 32,
+    pool_size: int = 2048,
 ) -> SelectionResult:
     """Greedy (lazy by default) selection with quotas, duplicate bound, repair and a certified ratio.
 
-    Lazy greedy re-evaluates stale queue tops `batch_size` at a time (one vectorised pass each); the pick is the
-    same as plain greedy's because a candidate is taken only when its fresh gain tops every stale upper bound.
+    Each lazy step re-evaluates the `batch_size` largest stale bounds of its pool (of `pool_size` candidates), then,
+    one vectorised pass each, every stale bound that still reaches the best fresh gain. The pick is plain greedy's:
+    a candidate is taken only when its fresh gain is the largest and no other candidate's bound exceeds or ties it
+    (ties go to the lowest index, as with argmax; both compute a gain with the same floating-point operations).
     """
+    if batch_size < 1 or pool_size < 1:
+        raise ValueError("batch_size and pool_size must be at least 1")
     problem.check_quotas()
     state = _State(problem)
     k = problem.k
@@ -162,12 +232,10 @@ def select_greedy(
 
     gains0 = state.all_gains()
     upper_bound = min(upper_bound, state.bound(gains0))
-    heap = [(-g, q) for q, g in enumerate(gains0.tolist())]
-    heapq.heapify(heap)
-    fresh = np.zeros(problem.n, dtype=np.int64)  # step at which a queued gain was computed
+    lazy_bounds = _LazyBounds(state, gains0, pool_size) if lazy else None
     step = 0
     while len(state.order) < k:
-        if not lazy:
+        if lazy_bounds is None:
             gains = gains0 if step == 0 else state.all_gains()
             upper_bound = min(upper_bound, state.bound(gains))
             masked = np.where(state.feasible_mask(), gains, -np.inf)
@@ -180,34 +248,16 @@ def select_greedy(
             step += 1
             continue
         if step and step % every == 0:
-            upper_bound = min(upper_bound, state.bound(state.all_gains()))
-        picked = False
-        while heap:  # re-evaluate stale tops in batches until a fresh, feasible gain leads the queue
-            neg, q = heap[0]
-            if not state.feasible(q):
-                heapq.heappop(heap)
-                continue
-            if fresh[q] == step:
-                heapq.heappop(heap)
-                state.add(q, -neg)
-                picked = True
-                break
-            batch = []
-            while heap and len(batch) < batch_size and fresh[heap[0][1]] != step:
-                q = heapq.heappop(heap)[1]
-                if state.feasible(q):
-                    batch.append(q)
-            rows = np.array(batch, dtype=np.int64)
-            fresh[rows] = step
-            for q, g in zip(batch, state.gains_of(rows).tolist(), strict=True):
-                heapq.heappush(heap, (-g, q))
-        if not picked:
+            gains = state.all_gains()
+            upper_bound = min(upper_bound, state.bound(gains))
+            lazy_bounds.refresh(gains, step)  # the full pass makes every bound exact: use it
+        q = lazy_bounds.pick(step, batch_size)
+        if q is None:
             state.repair()
             repairs += 1
-            gains = state.all_gains()
-            heap = [(-g, q) for q, g in enumerate(gains.tolist()) if state.feasible(q)]
-            heapq.heapify(heap)
-            fresh[:] = step + 1
+            lazy_bounds.refresh(state.all_gains(), step + 1)
+        else:
+            state.add(q, float(lazy_bounds.ub[q]))
         step += 1
     upper_bound = min(upper_bound, state.bound(state.all_gains()))
 

@@ -79,6 +79,26 @@ class SelectionProblem:
                 "", f"K={self.k} exceeds what quotas and the shortlist allow ({reachable} = sum of min(U_h, shortlisted))"
             )
 
+    def attainable_size(self) -> int:
+        """A set size the upper quotas and the duplicate bound certainly allow (lower quotas aside).
+
+        The size of a duplicate-free set grown greedily, fewest conflicts first, under U_h: a lower bound on the
+        largest feasible size (finding that is a maximum independent set problem).
+        """
+        graph = self.conflict_graph()
+        degree = np.diff(graph.indptr)
+        blocked = np.zeros(self.n, dtype=bool)
+        counts = np.zeros(len(self.stratum_names), dtype=np.int64)
+        size = 0
+        for q in np.lexsort((np.arange(self.n), degree)).tolist():
+            h = self.strata[q]
+            if blocked[q] or counts[h] >= self.upper[h]:
+                continue
+            counts[h] += 1
+            size += 1
+            blocked[graph.indices[graph.indptr[q] : graph.indptr[q + 1]]] = True
+        return size
+
     def violations(self, selected: np.ndarray) -> list[str]:
         """Every constraint the index set `selected` breaks, in words (empty when feasible)."""
         selected = np.asarray(selected, dtype=np.int64)

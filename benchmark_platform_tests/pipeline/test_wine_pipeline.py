@@ -86,3 +86,17 @@ def test_release_drops_items_failing_a_critical_audit(built):
     assert released and not (released & failed)
     options = pl.read_parquet(release_dir / "data" / "options.parquet")
     assert options.group_by("item_id").agg(pl.col("is_correct").sum())["is_correct"].to_list() == [1] * len(released)
+
+
+def test_every_discipline_has_an_item_selection_after_the_audit(built):
+    db, spec, _ = built
+    rows = db.query("SELECT discipline, method, k_total, certified_ratio, manual_review FROM selections "
+                    "WHERE spec = %s AND target = 'items'", (spec.name,))
+    assert sorted(r["discipline"] for r in rows) == sorted(spec.discipline_keys)
+    for row in rows:  # a certified selection of K items, or a recorded manual review
+        chosen = db.scalar("SELECT count(*) FROM selected_items WHERE spec = %s AND discipline = %s",
+                           (spec.name, row["discipline"]))
+        assert row["manual_review"] or (0 < row["certified_ratio"] <= 1 and chosen == row["k_total"]), row
+    assert db.scalar("""SELECT count(*) FROM selected_items s JOIN audit_runs r ON r.spec = s.spec
+                        AND r.discipline = s.discipline JOIN audit_policy p ON p.audit_run_id = r.audit_run_id
+                        AND p.item_id = s.item_id AND p.action = 'drop' WHERE s.spec = %s""", (spec.name,)) == 0
