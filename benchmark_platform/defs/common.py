@@ -63,6 +63,9 @@ def source_partitions(spec: BenchmarkSpec) -> dg.StaticPartitionsDefinition:
     return _source_partitions(tuple(source.id for source in spec.sources))
 
 
+MODEL_TAG = "benchmark_platform/model"  # a run evaluating one newly added slate model (set by the new-model sensor)
+
+
 def key(spec: BenchmarkSpec, name: str) -> dg.AssetKey:
     """Asset keys are prefixed by the spec, so several specs' graphs can live in one Dagster instance."""
     return dg.AssetKey([spec.name, name])

@@ -36,6 +36,11 @@ def spec_item_disciplines(db: Database, spec_name: str) -> dict[str, str]:
                                                             (spec_name,))}
 
 
+def stored_models(db: Database, spec_name: str, discipline: str) -> set[str]:
+    rows = db.query("SELECT model FROM evaluation_runs WHERE spec = %s AND discipline = %s", (spec_name, discipline))
+    return {r["model"] for r in rows}
+
+
 def _answer_rows(run_id: int, answers: pl.DataFrame) -> list[tuple[Any, ...]]:
     frame = answers.with_columns(
         predicted_index=pl.col("prediction").replace_strict({c: i for i, c in enumerate(LETTERS)}, default=None,
@@ -49,15 +54,19 @@ def _answer_rows(run_id: int, answers: pl.DataFrame) -> list[tuple[Any, ...]]:
         "reasoning_tokens", pl.col("latency_s") * 1000, "cost_usd", "retried").iter_rows()]
 
 
-def store_runs(db: Database, spec_name: str, discipline: str, runs: list[EvaluationRun]) -> dict[str, int]:
-    """Replace the partition's evaluation runs and answers in one transaction; returns answers per model."""
+def store_runs(db: Database, spec_name: str, discipline: str, runs: list[EvaluationRun],
+               only_these: bool = False) -> dict[str, int]:
+    """Replace the partition's evaluation runs and answers in one transaction (with `only_these`, only the runs of
+    the same models: the others stay as stored); returns answers per model."""
     names = [run.model for run in runs]
     if len(set(names)) != len(names):
         raise ValueError(f"{spec_name}/{discipline}: two evaluation runs share a model name: {sorted(names)}")
     for run in runs:
         validate_results(run.answers, f"{spec_name}/{discipline} run {run.model}")
     with db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("DELETE FROM evaluation_runs WHERE spec = %s AND discipline = %s", (spec_name, discipline))
+        cur.execute("DELETE FROM evaluation_runs WHERE spec = %s AND discipline = %s"
+                    + (" AND model = ANY(%s)" if only_these else ""),
+                    (spec_name, discipline, names) if only_these else (spec_name, discipline))
         for run in runs:
             cur.execute("""INSERT INTO evaluation_runs (spec, discipline, model, kind, settings)
                            VALUES (%s, %s, %s, %s, %s) RETURNING evaluation_run_id""",

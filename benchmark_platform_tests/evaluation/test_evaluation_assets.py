@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from benchmark_platform.defs.analysis import build_defs as analysis_defs
-from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource
 from benchmark_platform.defs.llm.resources import LLMGatewayResource
 from benchmark_platform.defs.evaluation import build_defs as evaluation_defs
 from benchmark_platform.evaluation.config import EvaluationConfig, ResultsImport, SlateEntry
@@ -203,3 +203,21 @@ def test_imports_must_name_items_of_the_spec(setup, tmp_path: Path) -> None:
     assert not result.success
     assert "are not items of spec evaltest, e.g. 'not-an-item'" in _failure(result)
     assert _answer_counts(db, spec) == before
+
+
+def test_a_run_tagged_with_a_new_model_evaluates_only_that_model(setup) -> None:
+    db, spec, _ = setup
+    assert _materialize(spec, db, "regions").success
+    before = db.query("""SELECT model, evaluation_run_id FROM evaluation_runs WHERE spec = %s AND discipline = 'regions'
+                         ORDER BY model""", (spec.name,))
+    database = DatabaseResource(url=db.url)
+    result = dg.materialize(list(evaluation_defs(spec).assets), partition_key="regions",
+                            tags={MODEL_TAG: "weak"},
+                            resources={"database": database, "llm": LLMGatewayResource(database=database)})
+    metadata = result.get_asset_materialization_events()[0].materialization.metadata
+    assert metadata["llm_calls"].value == N_ITEMS  # the weak model only (k = 1), not the whole slate
+    after = db.query("""SELECT model, evaluation_run_id FROM evaluation_runs WHERE spec = %s AND discipline = 'regions'
+                        ORDER BY model""", (spec.name,))
+    assert [r["model"] for r in after] == [r["model"] for r in before]
+    changed = {r["model"] for r, b in zip(after, before, strict=True) if r["evaluation_run_id"] != b["evaluation_run_id"]}
+    assert changed == {"weak"}  # the other models' stored runs were kept as they were

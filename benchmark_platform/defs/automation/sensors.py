@@ -24,11 +24,10 @@ from pathlib import Path
 import dagster as dg
 
 from benchmark_platform.defs.automation.requests import partition_run_requests
-from benchmark_platform.defs.common import DatabaseResource, key
+from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import insert_rows
 
-MODEL_TAG = "benchmark_platform/model"
 
 
 def spec_file(spec: BenchmarkSpec) -> Path:

@@ -12,7 +12,7 @@ import dagster as dg
 import polars as pl
 
 from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.evaluation import (
     AnswerProtocol,
     EvalItem,
@@ -24,7 +24,14 @@ from benchmark_platform.evaluation import (
 )
 from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
-from benchmark_platform.evaluation.persist import EvaluationRun, load_eval_items, spec_item_disciplines, store_runs
+from benchmark_platform.evaluation.config import SlateEntry
+from benchmark_platform.evaluation.persist import (
+    EvaluationRun,
+    load_eval_items,
+    spec_item_disciplines,
+    store_runs,
+    stored_models,
+)
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
@@ -62,13 +69,28 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             store_runs(db, spec.name, discipline, [])
             context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
             return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
+        # a run the new-model sensor started (tag MODEL_TAG) evaluates that slate entry only and keeps the others'
+        # stored runs, unless the partition has no baseline yet (then everything runs)
+        added = context.run.tags.get(MODEL_TAG)
+        entries = [e for e in slate if e.model == added]
+        if entries and BASELINE in stored_models(db, spec.name, discipline):
+            runs, totals = asyncio.run(_slate_runs(spec, entries, items, context.resources.llm, context.run.run_id))
+            stored = store_runs(db, spec.name, discipline, runs, only_these=True)
+            context.log.info(f"{discipline}: {len(items)} items, new model {added}: {stored[added]} answers")
+            return dg.MaterializeResult(metadata={
+                **counts_metadata(items=len(items), answers=stored[added],
+                                  **{k: v for k, v in totals.as_dict().items() if not isinstance(v, bool)}),
+                "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
+                "telemetry per configuration": dg.MetadataValue.md(markdown_table(
+                    telemetry_summary(runs[0].answers), digits=4))})
         k = spec.evaluation.random_baseline_samples
         runs = [EvaluationRun(BASELINE, "baseline", {"k": k, "seed": spec.seed},
                               random_baseline(items, seed=spec.seed, k=k, model=BASELINE))]
         runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
         gateway_totals = {}
         if slate:
-            slate_runs, totals = asyncio.run(_slate_runs(spec, items, context.resources.llm, context.run.run_id))
+            slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm,
+                                                         context.run.run_id))
             runs += slate_runs
             gateway_totals = {k: v for k, v in totals.as_dict().items() if not isinstance(v, bool)}
         stored = store_runs(db, spec.name, discipline, runs)
@@ -78,12 +100,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     return dg.Definitions(assets=[evaluation_answers])
 
 
-async def _slate_runs(spec: BenchmarkSpec, items: list[EvalItem], llm: LLMGatewayResource,
+async def _slate_runs(spec: BenchmarkSpec, entries: list[SlateEntry], items: list[EvalItem], llm: LLMGatewayResource,
                      run_id: str) -> tuple[list[EvaluationRun], GatewayTotals]:
     runs = []
     async with llm.open(spec.models, spec.llm, run_id) as gateway:
         slate: ModelSlate = GatewaySlate(gateway)
-        for entry in spec.evaluation.slate:
+        for entry in entries:
             if entry.scoring == "likelihood":
                 answers = await evaluate_by_likelihood(items, model=entry.model, slate=slate)
             else:
