@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Any, Literal
 
 from benchmark_platform.audit.config import AuditConfig
@@ -190,16 +190,23 @@ def latex_problems(text: str) -> list[str]:
         return problems
     if (text.count("$") - text.count(r"\$")) % 2 and _TEX_COMMAND.search(text):  # a lone '$' of an amount is text
         problems.append("unbalanced $")
-    parser = _math_parser()
     for m in _MATH.finditer(text.replace(r"\$", "")):
         expr = m.group(1) or m.group(2)
-        if not _TEX_MARKUP.search(expr):  # plain text between two '$' (e.g. amounts): nothing to compile
-            continue
-        try:
-            parser.parse(f"${expr}$", dpi=72)
-        except ValueError as e:
-            problems.append(f"${expr}$: {str(e).splitlines()[-1].strip() or 'unparseable'}")
+        if _TEX_MARKUP.search(expr):  # plain text between two '$' (e.g. amounts): nothing to compile
+            problem = _math_problem(expr)
+            if problem is not None:
+                problems.append(problem)
     return problems
+
+
+@lru_cache(maxsize=1 << 16)
+def _math_problem(expr: str) -> str | None:
+    """Why mathtext cannot lay out $expr$, or None (cached: options and stems repeat formulas)."""
+    try:
+        _math_parser().parse(f"${expr}$", dpi=72)
+    except ValueError as e:
+        return f"${expr}$: {str(e).splitlines()[-1].strip() or 'unparseable'}"
+    return None
 
 
 def _formatting(item: AuditItem, config: AuditConfig) -> Check | None:

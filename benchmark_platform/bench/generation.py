@@ -9,7 +9,9 @@ Facts: the TTB list of wine permittees (../shared/data/ttb_permittees), one stru
 - llm_throughput_over_bound: one generation round of LLM_ITEMS items (fact-to-question, distractor mining, scenario,
   comparative in OenoBench's ratio) by five generators on one loopback provider (the gateway's scripted server in its
   own process, fixed LATENCY_S per call, CONCURRENCY slots), wall time of the whole round (planning, mining,
-  clustering, prompts, parsing) against the bound CONCURRENCY / LATENCY_S calls per second.
+  clustering, prompts, parsing) against the bound CONCURRENCY / LATENCY_S calls per second;
+  llm_request_phase_over_bound the same calls over the span from the first request sent to the last answer (what
+  is left once planning and the capacity check, which must finish before the first call, are set aside).
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ def main() -> None:
         "llm_round_seconds": round(wall, 2),
         "llm_bound_calls_per_s": CONCURRENCY / LATENCY_S,
         "llm_throughput_over_bound": round(calls / wall / (CONCURRENCY / LATENCY_S), 4),
+        "llm_request_phase_over_bound": round(calls / totals.provider_seconds / (CONCURRENCY / LATENCY_S), 4),
         "llm_f2q_only_throughput_over_bound": round(f2q_totals.provider_calls / f2q_wall / (CONCURRENCY / LATENCY_S),
                                                     4),
         "cpu_count": os.cpu_count(),

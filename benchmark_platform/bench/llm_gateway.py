@@ -6,6 +6,8 @@ fresh database on the platform's PostgreSQL (cache and telemetry written as in p
 Figures (ratios are achieved calls/s over the bound concurrency / mean latency, for single-letter answers):
 - throughput_over_bound: 2,000 calls, fixed 200 ms latency, 64 concurrent; `_c128` at 128 concurrent;
   `_429` at 64 with 5% of requests answered 429 at once with Retry-After: 1.
+- ceiling*: what a client with zero overhead reaches in each of those runs (2,000 / 64 leaves a last wave of 16
+  calls, so 0.977 at 64 and 128; with 429s, the last rate-limited calls wait a full Retry-After at the end).
 - overhead_ms_per_call: CPU time of this process (gateway, HTTP client, journal, cache-writer thread) per call,
   in the c=64 run.
 - raw_aiohttp_*: a bare aiohttp client with a semaphore, no cache or limits: what any Python client reaches on this
@@ -27,8 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import heapq
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -101,6 +105,39 @@ async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[C
         await gw.complete_many(requests)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     return wall, cpu, gw
+
+
+def ceiling(n: int, concurrency: int, script: Script) -> float:
+    """The ratio a client with zero overhead reaches against `script`'s server (fixed latency; 429s answered at
+    once, drawn from the server's seeded generator in arrival order; retries after Retry-After plus the gateway's
+    mean jitter): what no client can beat. With fixed latency and no faults it is n / (c * ceil(n / c))."""
+    server_rng, clock = random.Random(script.seed), 0.0
+    latency, wait = script.latency.mean_s, script.retry_after_s * 1.025
+    events: list[tuple[float, int, bool]] = []  # (time, sequence, rate limited)
+    fresh, due, free, seq, last = n, 0, concurrency, 0, 0.0
+
+    def start(now: float) -> None:
+        nonlocal fresh, due, free, seq
+        while free and (due or fresh):
+            due, fresh = (due - 1, fresh) if due else (due, fresh - 1)
+            free, seq = free - 1, seq + 1
+            limited = bool(script.rate_429) and server_rng.random() < script.rate_429
+            heapq.heappush(events, (now if limited else now + latency, seq, limited))
+
+    start(clock)
+    while events:
+        clock, _, limited = heapq.heappop(events)
+        if limited is None:  # a retry's wait is over
+            due += 1
+        else:
+            free += 1
+            if limited:
+                seq += 1
+                heapq.heappush(events, (clock + wait, seq, None))  # type: ignore[arg-type]
+            else:
+                last = clock
+        start(clock)
+    return n / last / (concurrency / latency)
 
 
 def throughput(db: Database, script: Script, concurrency: int, journal: Path) -> tuple[float, float]:
@@ -306,10 +343,10 @@ def main() -> None:
     journal = Path(tempfile.mkdtemp(prefix="llm_journal_"))
     try:
         plain = Script(latency=Latency(mean_s=LATENCY_S))
+        limited = Script(latency=Latency(mean_s=LATENCY_S), rate_429=0.05, retry_after_s=1.0)
         r64, cpu64 = throughput(db, plain, 64, journal)
         r128, cpu128 = throughput(db, plain, 128, journal)
-        r429, _ = throughput(db, Script(latency=Latency(mean_s=LATENCY_S), rate_429=0.05, retry_after_s=1.0), 64,
-                             journal)
+        r429, _ = throughput(db, limited, 64, journal)
         sdk_ratio, sdk_cpu = reference_client(_sdk_run, 64)
         raw64, raw128 = reference_client(_raw_run, 64), reference_client(_raw_run, 128)
         resume = kill_and_resume(db, journal)
@@ -325,6 +362,9 @@ def main() -> None:
         "throughput_over_bound_429": round(r429, 4),
         "overhead_ms_per_call": round(cpu64, 3),
         "overhead_ms_per_call_c128": round(cpu128, 3),
+        "ceiling": round(ceiling(N_CALLS, 64, plain), 4),
+        "ceiling_c128": round(ceiling(N_CALLS, 128, plain), 4),
+        "ceiling_429": round(ceiling(N_CALLS, 64, limited), 4),
         "raw_aiohttp_throughput_over_bound": round(raw64, 4),
         "raw_aiohttp_throughput_over_bound_c128": round(raw128, 4),
         "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),

@@ -106,15 +106,16 @@ def pass_rate_weights(generators: list[str], audited: Mapping[str, tuple[int, in
 
 def _interleave(counts: Mapping[str, int]) -> list[str]:
     """Each key `counts[key]` times, spread evenly (smooth weighted round robin)."""
-    total = sum(counts.values())
-    current = dict.fromkeys(counts, 0)
-    out = []
+    keys, weights = list(counts), list(counts.values())
+    total, current, out = sum(weights), [0] * len(weights), []
     for _ in range(total):
-        for k in counts:
-            current[k] += counts[k]
-        best = max(counts, key=lambda k: (current[k], -list(counts).index(k)))
+        best = 0
+        for i, w in enumerate(weights):
+            current[i] += w
+            if current[i] > current[best]:  # ties go to the earlier key
+                best = i
         current[best] -= total
-        out.append(best)
+        out.append(keys[best])
     return out
 
 

@@ -16,10 +16,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import psycopg2
+from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.store import Database
 
@@ -71,6 +77,35 @@ class _Segment:
         os.close(self.fd)
 
 
+class _HeldConnection:
+    """One connection kept for the store's life, one user at a time, reopened after a failure: lookups and flushes
+    come several times a second, and a new connection each time costs a backend start on a shared core."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg2.connect(self.db.url)
+            try:
+                yield self._conn
+                self._conn.commit()
+            except BaseException:
+                self._conn.close()  # rolls back; the next use reconnects
+                self._conn = None
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
 class ResponseStore:
     """Cache lookups, and journalled, batched writes of cache and telemetry rows. Not thread-safe: use from one
     event loop; `flush` is the only method meant for a worker thread (see `Gateway`)."""
@@ -84,11 +119,12 @@ class ResponseStore:
         self._segment = _Segment(journal_dir, f"{self.instance}-{self._n}")
         self._lines: list[str] = []
         self._batches: list[tuple[_Segment, list[str]]] = []
+        self._reader, self._writer = _HeldConnection(db), _HeldConnection(db)
 
     # -- reading -----------------------------------------------------------------------------------------------
     def lookup(self, hashes: list[str]) -> dict[str, CachedResponse]:
         found: dict[str, CachedResponse] = {}
-        with self.db.connect() as conn, conn.cursor() as cur:
+        with self._reader.transaction() as conn, conn.cursor() as cur:
             for i in range(0, len(hashes), 5000):
                 cur.execute(
                     "SELECT request_hash, response, input_tokens, output_tokens, reasoning_tokens, cost_usd,"
@@ -126,7 +162,8 @@ class ResponseStore:
         worker thread, one flush at a time). A batch that fails stays queued for the next flush."""
         for batch in list(self._batches):
             segment, lines = batch
-            _insert(self.db, lines)
+            with self._writer.transaction() as conn:
+                _insert(conn, lines)
             segment.drop()
             self._batches.remove(batch)
 
@@ -134,6 +171,8 @@ class ResponseStore:
         self.take_batch()
         self.flush()
         self._segment.drop()
+        self._reader.close()
+        self._writer.close()
 
     # -- recovery ----------------------------------------------------------------------------------------------
     def recover(self) -> int:
@@ -157,13 +196,14 @@ class ResponseStore:
                     except ValueError:  # the last line, cut by the crash
                         break
                     lines.append(raw.decode().rstrip("\n"))
-                _insert(self.db, lines)
+                with self._writer.transaction() as conn:
+                    _insert(conn, lines)
                 os.unlink(path)
             recovered += len(lines)
         return recovered
 
 
-def _insert(db: Database, lines: list[str]) -> None:
+def _insert(conn: Connection, lines: list[str]) -> None:
     if lines:
-        with db.transaction() as conn, conn.cursor() as cur:
+        with conn.cursor() as cur:
             cur.execute(_INSERT_BATCH, ("[" + ",".join(lines) + "]",))

@@ -110,6 +110,15 @@ class GatewayTotals:
     cost_saved_usd: float = 0.0  # what the cache hits cost when first paid
     stopped_by_cost_cap: bool = False
     latencies_ms: list[float] = field(default_factory=list, repr=False)
+    first_sent_at: float | None = None  # perf_counter of the first request sent to a provider
+    last_answer_at: float | None = None  # perf_counter of the last provider answer
+
+    @property
+    def provider_seconds(self) -> float:
+        """From the first request sent to the last answer: the span a caller's own work did not add to."""
+        if self.first_sent_at is None or self.last_answer_at is None:
+            return 0.0
+        return self.last_answer_at - self.first_sent_at
 
     def as_dict(self) -> dict[str, int | float | bool]:
         lat = sorted(self.latencies_ms)
@@ -133,6 +142,7 @@ class GatewayTotals:
             "llm_stopped_by_cost_cap": self.stopped_by_cost_cap,
             "llm_latency_p50_ms": round(pct(0.5), 1),
             "llm_latency_p95_ms": round(pct(0.95), 1),
+            "llm_provider_seconds": round(self.provider_seconds, 3),
         }
 
 
@@ -379,6 +389,8 @@ class Gateway:
             cfg.prices.max_price_out() / 1e6
         )
         started_wall, t0 = time.time(), time.perf_counter()
+        if self.totals.first_sent_at is None:
+            self.totals.first_sent_at = t0
         retries = 0
         while True:
             try:
@@ -492,6 +504,7 @@ class Gateway:
             t.reasoning_tokens += result.reasoning_tokens
             t.cost_usd += result.cost_usd
             t.latencies_ms.append(result.latency_ms)
+            t.last_answer_at = time.perf_counter()
         cfg = call.config
         cache_row = None
         if response_text is not None:
