@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from threadpoolctl import threadpool_limits
 
+from benchmark_platform.blas import single_threaded_blas
 from benchmark_platform.evaluation.results import validate_results
 
 PERCENT = 100.0
@@ -78,12 +78,6 @@ class ScoreMatrix:
 
     def accuracy(self) -> np.ndarray:
         return self.scores.mean(axis=0) * PERCENT
-
-
-def single_threaded_blas() -> threadpool_limits:
-    """Analyses run many small matrix products, where BLAS threads only wait on each other (measured
-    24 ms vs 0.7 ms for 1000 x 308 x 42 on a loaded 2-core machine); scale-out is across partitions."""
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def bootstrap_replicates(scores: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:

@@ -9,7 +9,7 @@
   database).
 - llm_throughput_over_bound: B1 TriJudgeAnswer (three judges, one loopback provider with 64 slots, fixed 200 ms
   latency; the scripted server in its own process) over 400 items = 1,200 calls through the gateway (fresh database:
-  cache and telemetry written as in production); achieved calls/s over the bound 64 / 0.2 s.
+  cache and telemetry written as in production); achieved calls/s over the bound 64 / 0.2 s, median of 3 runs.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import statistics
 import tempfile
 import time
 import uuid
@@ -116,13 +117,14 @@ def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     items = mmlu_pro_items(N_ITEMS)
     seconds, cpu, per_agent, out = deterministic(items)
-    ratio = llm_throughput(items[:LLM_ITEMS])
+    ratios = [llm_throughput(items[:LLM_ITEMS]) for _ in range(3)]  # median of 3: one 4 s run moves by +-0.03
     print(json.dumps({"bench": "audit", "items": len(items), "deterministic_agents_seconds": round(seconds, 2),
                       "deterministic_agents_cpu_seconds": round(cpu, 2), "findings": len(out.findings),
                       "a4_heldout_auc": out.corpus[("A4_template_fingerprint", "1")][1]["heldout_auc"],
                       "per_agent_seconds": {k: round(v, 2) for k, v in sorted(per_agent.items())},
                       "llm_items": LLM_ITEMS, "llm_calls": 3 * LLM_ITEMS,
-                      "llm_throughput_over_bound": round(ratio, 3)}))
+                      "llm_throughput_over_bound": round(statistics.median(ratios), 3),
+                      "llm_throughput_over_bound_runs": [round(r, 3) for r in ratios]}))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from benchmark_platform.blas import single_threaded_blas
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
@@ -197,6 +198,14 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     with few items of a format do not all put their answers in the same places."""
     if config.generators and gateway is None:
         raise ValueError(f"generation.generators {config.generators} need an LLM gateway")
+    with single_threaded_blas():  # mining and clustering are many small products next to the event loop
+        return await _generate(spec_name, seed, discipline, config, selected, pool, audited, embedder, gateway,
+                               ordinal)
+
+
+async def _generate(spec_name: str, seed: int, discipline: str, config: GenerationConfig, selected: list[Fact],
+                    pool: list[Fact], audited: Mapping[str, tuple[int, int]], embedder: Embedder,
+                    gateway: Gateway | None, ordinal: int) -> GenerationResult:
     ctx = _Context(selected, pool, config, embedder)
     n, available, limits = config.items_per_discipline or len(selected), ctx.available(), {}
     the_plan = plan(n, config, audited, available)
