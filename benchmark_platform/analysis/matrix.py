@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from benchmark_platform.blas import single_threaded_blas
+from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.evaluation.results import validate_results
 
 PERCENT = 100.0

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from benchmark_platform.analysis.matrix import DEFAULT_B, PERCENT, ScoreMatrix, bootstrap_replicates
-from benchmark_platform.blas import single_threaded_blas
+from benchmark_platform.runtime import single_threaded_blas
 
 DEFAULT_RATES = (0.5, 0.7, 0.9)
 

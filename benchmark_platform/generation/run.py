@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from benchmark_platform.blas import single_threaded_blas
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
@@ -24,6 +23,7 @@ from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, p
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway
+from benchmark_platform.runtime import frozen_heap, single_threaded_blas
 
 PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE = "L3", "analysis"
 BLOCK = 64  # selected facts mined / paired / clustered per matrix product
@@ -198,7 +198,9 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     with few items of a format do not all put their answers in the same places."""
     if config.generators and gateway is None:
         raise ValueError(f"generation.generators {config.generators} need an LLM gateway")
-    with single_threaded_blas():  # mining and clustering are many small products next to the event loop
+    # mining and clustering are many small products next to the event loop; the round's allocations should not make
+    # the collector walk the loaded facts and indexes again and again (see runtime.py for the measurements)
+    with single_threaded_blas(), frozen_heap():
         return await _generate(spec_name, seed, discipline, config, selected, pool, audited, embedder, gateway,
                                ordinal)
 
