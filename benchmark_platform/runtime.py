@@ -17,14 +17,23 @@ def single_threaded_blas() -> threadpool_limits:
     return threadpool_limits(limits=1, user_api="blas")
 
 
+_frozen_depth = 0
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Objects alive on entry (loaded facts, indexes, embeddings) are left out of the cyclic collector's passes until
-    exit; what the block allocates is collected as usual, and on exit everything is collectable again. A round of
-    thousands of LLM calls allocates enough to trigger full collections, and each one walked the whole loaded heap:
-    generation's round went from 0.88 to 0.92 of the gateway bound (bench, 3 runs each)."""
-    gc.freeze()
+    exit; what the block allocates is collected as usual, and on exit everything is collectable again (nested blocks
+    unfreeze with the outermost). A round of thousands of LLM calls allocates enough to trigger full collections, and
+    each one walked the whole loaded heap: generation's round went from 0.88 to 0.92 of the gateway bound (bench, 3
+    runs each)."""
+    global _frozen_depth
+    if _frozen_depth == 0:
+        gc.freeze()
+    _frozen_depth += 1
     try:
         yield
     finally:
-        gc.unfreeze()
+        _frozen_depth -= 1
+        if _frozen_depth == 0:
+            gc.unfreeze()

@@ -39,6 +39,7 @@ from benchmark_platform.llm.cache import CachedResponse, ResponseStore
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.llm.limits import CircuitOpen, Provider, parse_retry_after, retry_delay
 from benchmark_platform.llm.structured import ExtractionError, extract
+from benchmark_platform.runtime import frozen_heap
 from benchmark_platform.store import Database
 
 log = logging.getLogger(__name__)
@@ -295,6 +296,12 @@ class Gateway:
         prompt must then say "JSON", as OpenAI requires) and each answer is extracted and validated; one that fails
         has status 'invalid' and `parsed=None`, and the caller persists nothing from it."""
         assert self._store is not None, "use `async with Gateway(...)`"
+        with frozen_heap():  # the calls' allocations should not make the collector walk the caller's heap
+            return await self._complete_many(requests, schema)
+
+    async def _complete_many(
+        self, requests: Sequence[ChatRequest | ScoreRequest], schema: type[BaseModel] | None
+    ) -> list[CallResult]:
         unknown = sorted({r.model for r in requests} - self.models.keys())
         if unknown:  # before anything is sent
             raise KeyError(f"no model config named {', '.join(map(repr, unknown))} (known: {sorted(self.models)})")
