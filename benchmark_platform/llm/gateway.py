@@ -322,10 +322,15 @@ class Gateway:
                     progress.step()
 
             tasks = []
-            while (entry := await queue.get()) is not None:
-                await window.acquire()
-                tasks.append(asyncio.create_task(one(*entry)))
-            await asyncio.gather(*tasks)
+            try:
+                while (entry := await queue.get()) is not None:
+                    await window.acquire()
+                    tasks.append(asyncio.create_task(one(*entry)))
+                await asyncio.gather(*tasks)
+            except asyncio.CancelledError:
+                for task in tasks:
+                    task.cancel()
+                raise
 
         # Requests are prepared and looked up in the cache a chunk at a time, the first chunk small, so the first
         # calls are on the wire within milliseconds while the rest are hashed and looked up behind them (preparing
@@ -347,9 +352,13 @@ class Gateway:
                         feeders.append(asyncio.create_task(feed(self.providers[name], queues[name])))
                     queues[name].put_nowait((i, call))
                 start, size = start + size, min(size * 2, MAX_CHUNK)
-        finally:
-            for queue in queues.values():
-                queue.put_nowait(None)  # the feeders send what was queued, then stop
+        except BaseException:  # e.g. a lookup failed: stop what is in flight (answers already received are journalled)
+            for feeder in feeders:
+                feeder.cancel()
+            await asyncio.gather(*feeders, return_exceptions=True)
+            raise
+        for queue in queues.values():
+            queue.put_nowait(None)  # the feeders send what was queued, then stop
         await asyncio.gather(*feeders)
         return results  # type: ignore[return-value]
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
+import psycopg2
 import pytest
 
 from pydantic import BaseModel
 
 from benchmark_platform.llm.config import GatewaySettings, Prices
-from benchmark_platform.llm.double import Rule, Script
-from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform.llm.double import Latency, Rule, Script
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
 from benchmark_platform_tests.llm.conftest import FAST, scripted_model
 
 
@@ -186,3 +188,28 @@ def test_an_unknown_model_fails_the_batch_before_anything_is_sent(serve, run):
     with pytest.raises(KeyError, match="'nope'"):
         run([scripted_model(server.base_url)], [ask("fine"), ask("lost", model="nope")])
     assert server.server.calls == 0
+
+
+def test_a_failed_lookup_mid_batch_stops_the_batch_and_leaves_nothing_running(serve, db, tmp_path):
+    server = serve(Script(latency=Latency(mean_s=0.05)))
+    m = scripted_model(server.base_url, max_concurrency=8)
+    tag = uuid.uuid4().hex
+
+    async def main() -> set[str]:
+        async with Gateway([m], FAST, db, run_id="test", journal_dir=tmp_path / "journal") as gw:
+            lookup, seen = gw._store.lookup, []
+
+            def failing(hashes):  # the second chunk's lookup loses the database
+                seen.append(len(hashes))
+                if len(seen) == 2:
+                    raise psycopg2.OperationalError("server closed the connection unexpectedly")
+                return lookup(hashes)
+
+            gw._store.lookup = failing
+            with pytest.raises(psycopg2.OperationalError):
+                await gw.complete_many([ask(f"{tag} {i}") for i in range(200)])
+            return {t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+    left = asyncio.run(main())
+    assert not any("complete_many" in name for name in left), left  # no feeder or call task outlived the batch
+    assert server.server.calls <= 64  # only the first chunk was ever sent
