@@ -35,15 +35,6 @@ class _TypeIndex:
     vectors: np.ndarray | None = None
     codes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> value code per row (-1 when absent)
     code_of: dict[str, dict[str, int]] = field(default_factory=dict)  # field -> norm(value) -> code
-    _holders: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
-
-    def holders(self, f: str, code: int) -> np.ndarray:
-        """The rows whose value of field f has this code (built per field on first use: sort once, split)."""
-        if f not in self._holders:
-            order = np.argsort(self.codes[f], kind="stable")
-            values, starts = np.unique(self.codes[f][order], return_index=True)
-            self._holders[f] = dict(zip(values.tolist(), np.split(order, starts[1:]), strict=True))
-        return self._holders[f].get(code, np.empty(0, dtype=np.intp))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm import busiest_pool
+from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -49,7 +49,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run.run_id), {}
             async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
                 done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run.run_id)
-            return done, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
+            return done, llm_metadata(gateway.totals)
 
         done, llm_totals = asyncio.run(run())
         out = done.outcome
@@ -60,7 +60,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         return dg.MaterializeResult(metadata={
             **counts_metadata(items=done.items, findings=len(out.findings), rejudged_items=len(out.rejudged_items),
                               dropped=actions["drop"], relabelled=actions["relabel"], disclosed=actions["disclose"],
-                              audit_run_id=done.audit_run_id, **llm_totals),
+                              audit_run_id=done.audit_run_id),
+            **llm_totals,
             "new_audit_run": done.new_run,
             "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
             "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),

@@ -19,9 +19,9 @@ from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.persist import fact_candidates, write_centrality
 from benchmark_platform.centrality.signature import PROMPT_PATH, gateway_completion
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm.resources import llm_metadata
+from benchmark_platform.defs.llm.resources import busiest_pool, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.llm.config import ModelConfig, pool_name
+from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -78,7 +78,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
               automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
               code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
               required_resource_keys={"database", *(["llm"] if model else [])},
-              pool=pool_name(model.provider) if model else None,
+              pool=busiest_pool([model] if model else []),
               description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by faiss, S_d pair scores, "
                           "C^_d with the anchor tail surrogate and BootLQ, and the shortlist K_d of each fact pool.")
     def support_centrality(context: dg.AssetExecutionContext) -> dg.MaterializeResult:

@@ -32,7 +32,7 @@ from benchmark_platform.evaluation.persist import (
     store_runs,
     stored_models,
 )
-from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool
+from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -78,8 +78,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             stored = store_runs(db, spec.name, discipline, runs, only_these=True)
             context.log.info(f"{discipline}: {len(items)} items, new model {added}: {stored[added]} answers")
             return dg.MaterializeResult(metadata={
-                **counts_metadata(items=len(items), answers=stored[added],
-                                  **{k: v for k, v in totals.as_dict().items() if not isinstance(v, bool)}),
+                **counts_metadata(items=len(items), answers=stored[added]), **llm_metadata(totals),
                 "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
                 "telemetry per configuration": dg.MetadataValue.md(markdown_table(
                     telemetry_summary(runs[0].answers), digits=4))})
@@ -92,10 +91,10 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm,
                                                          context.run.run_id))
             runs += slate_runs
-            gateway_totals = {k: v for k, v in totals.as_dict().items() if not isinstance(v, bool)}
+            gateway_totals = llm_metadata(totals)
         stored = store_runs(db, spec.name, discipline, runs)
         context.log.info(f"{discipline}: {len(items)} items, answers per configuration {stored}")
-        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | counts_metadata(**gateway_totals))
+        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | gateway_totals)
 
     return dg.Definitions(assets=[evaluation_answers])
 

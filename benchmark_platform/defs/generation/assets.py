@@ -12,7 +12,7 @@ import json
 import dagster as dg
 
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm import busiest_pool
+from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
 from benchmark_platform.generation.plan import expected_calls
 from benchmark_platform.generation.run import GenerationResult, generate
@@ -61,7 +61,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             async with context.resources.llm.open(models, spec.llm, context.run.run_id) as gateway:
                 result = await generate(spec.name, spec.seed, discipline, config, selected, pool, audited,
                                         embedder, gateway, ordinal=ordinal)
-            return result, {k: v for k, v in gateway.totals.as_dict().items() if not isinstance(v, bool)}
+            return result, llm_metadata(gateway.totals)
 
         result, llm_totals = asyncio.run(run())
         counts = store_items(db, spec.name, discipline, result.items, result.reserve)
@@ -72,7 +72,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         for reason in result.rejections[:10]:
             context.log.warning(f"{discipline}: LLM pseudo-MCQ rejected: {reason}")
         return dg.MaterializeResult(metadata={
-            **counts_metadata(**{**result.counts(), **counts}, selected_facts=len(selected), **llm_totals),
+            **counts_metadata(**{**result.counts(), **counts}, selected_facts=len(selected)), **llm_totals,
             "per_strategy": dg.MetadataValue.json(by("strategy")),
             "per_generator": dg.MetadataValue.json(by("generator")),
             "strategy_quota": dg.MetadataValue.json({k: round(v, 3) for k, v in result.plan.strategy_quota.items()}),

@@ -26,7 +26,7 @@ import dagster as dg
 import uvloop
 from pydantic import BaseModel
 
-from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.common import DatabaseResource, counts_metadata
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, pool_name
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
 
@@ -83,15 +83,9 @@ class LLMGatewayResource(dg.ConfigurableResource):
 
 def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
     """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)`."""
-    out: dict[str, Any] = {}
-    for name, value in totals.as_dict().items():
-        if isinstance(value, bool):
-            out[name] = dg.MetadataValue.bool(value)
-        elif isinstance(value, int):
-            out[name] = dg.MetadataValue.int(value)
-        else:
-            out[name] = dg.MetadataValue.float(float(value))
-    return out
+    values = totals.as_dict()
+    return {**counts_metadata(**{k: v for k, v in values.items() if not isinstance(v, bool)}),
+            **{k: dg.MetadataValue.bool(v) for k, v in values.items() if isinstance(v, bool)}}
 
 
 def busiest_pool(models: Sequence[ModelConfig], calls: Mapping[str, float] | None = None) -> str | None:

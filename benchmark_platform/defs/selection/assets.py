@@ -13,8 +13,8 @@ from benchmark_platform.centrality import build_problem, select
 from benchmark_platform.centrality.persist import audited_item_candidates, read_scores
 from benchmark_platform.defs.centrality.assets import score_pool, scoring_version, signature_model
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.llm.resources import busiest_pool
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.llm.config import pool_name
 from benchmark_platform.selection import SelectionResult
 from benchmark_platform.selection.persist import write_selection
 from benchmark_platform.spec import BenchmarkSpec
@@ -73,7 +73,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
               automation_condition=dg.AutomationCondition.eager(),  # a new audit run (or anchors) re-selects
               code_version=f"kina-item-selection-1:{scoring_version(spec, embedder)}",
               required_resource_keys={"database", *(["llm"] if model else [])},
-              pool=pool_name(model.provider) if model else None,
+              pool=busiest_pool([model] if model else []),
               description="After audit: the audited items the policy did not drop, scored by the same support "
                           "centrality as the facts (against the discipline's anchors and strata), and the K items "
                           "maximising F_d^sp under the quotas and the duplicate bound, with a certified ratio.")
