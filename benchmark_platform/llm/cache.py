@@ -203,6 +203,28 @@ class ResponseStore:
         return recovered
 
 
+def without_nul(text: str) -> str:
+    """JSON `text` with each U+0000 in its strings replaced by U+FFFD (text without one is returned as it is).
+    PostgreSQL's json, jsonb and text types cannot hold U+0000, and one in a prompt or an answer failed its whole
+    cache batch on every flush."""
+    # valid JSON escapes U+0000 (json.loads refuses a raw one); a literal backslash-u0000 is told apart below
+    if "\\u0000" not in text:
+        return text
+    data = json.loads(text)
+    cleaned = _replace_nul(data)
+    return text if cleaned == data else json.dumps(cleaned, ensure_ascii=False)
+
+
+def _replace_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_replace_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_nul(k): _replace_nul(v) for k, v in value.items()}
+    return value
+
+
 def _insert(conn: Connection, lines: list[str]) -> None:
     if lines:
         with conn.cursor() as cur:

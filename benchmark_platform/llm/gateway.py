@@ -35,7 +35,7 @@ from typing import Any
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark_platform.llm.cache import CachedResponse, ResponseStore
+from benchmark_platform.llm.cache import CachedResponse, ResponseStore, without_nul
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.llm.limits import CircuitOpen, Provider, parse_retry_after, retry_delay
 from benchmark_platform.llm.structured import ExtractionError, extract
@@ -476,14 +476,14 @@ class Gateway:
             raise _Transient(f"{type(e).__name__}: {e}") from e
         if status == 200:
             try:
-                text = raw.decode()
+                text = without_nul(raw.decode())  # as the cache will hold it, so a rerun answers the same
                 data = json.loads(text)
                 if not isinstance(data, dict) or not data.get("choices"):
                     raise ValueError("no choices")
             except ValueError as e:
                 raise _Transient(f"unreadable response body: {e}") from e
             return data, text
-        message = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
+        message = f"HTTP {status}: {raw[:300].decode(errors='replace')}".replace("\x00", "\ufffd")
         if status == 429:
             raise _Transient(message, retry_after, breaker=False)
         if status >= 500 or status == 408:
@@ -524,7 +524,7 @@ class Gateway:
         cfg = call.config
         cache_row = None
         if response_text is not None:
-            cache_row = [call.request_hash, cfg.name, cfg.provider, call.body.decode(), response_text,
+            cache_row = [call.request_hash, cfg.name, cfg.provider, without_nul(call.body.decode()), response_text,
                          result.input_tokens, result.output_tokens, result.reasoning_tokens, result.cost_usd,
                          result.cost_source, result.latency_ms]
         self._seq += 1

@@ -213,3 +213,22 @@ def test_a_failed_lookup_mid_batch_stops_the_batch_and_leaves_nothing_running(se
     left = asyncio.run(main())
     assert not any("complete_many" in name for name in left), left  # no feeder or call task outlived the batch
     assert server.server.calls <= 64  # only the first chunk was ever sent
+
+
+def test_an_answer_with_a_nul_character_is_cached_with_the_rest_of_its_batch(serve, run, db):
+    # PostgreSQL's json and text types cannot hold U+0000: one such answer (or prompt) used to fail its whole cache
+    # batch on every flush. The answer is stored and returned with U+FFFD in its place, so a rerun answers the same;
+    # the prompt reaches the provider as it is and only the cache's copy of the request is cleaned.
+    tag = uuid.uuid4().hex
+    server = serve(Script(rules=[Rule(match="odd", reply="A\x00B"), Rule(match="\x00", reply="N"),
+                                 Rule(match="plain", reply="C")]))
+    m = scripted_model(server.base_url)
+    requests = [ask(f"{tag} odd"), ask(f"{tag} plain 1"), ask(f"{tag} plain \x00 2")]
+    results, totals = run([m], requests)
+    assert [r.text for r in results] == ["A\ufffdB", "C", "N"] and totals.status["ok"] == 3  # N: the NUL arrived
+    stored = db.query("SELECT response #>> '{choices,0,message,content}' AS text FROM llm_call_cache c"
+                      " JOIN llm_calls k USING (request_hash) WHERE k.run_id = 'test' AND c.request::text LIKE %s"
+                      " ORDER BY text", (f"%{tag}%",))
+    assert [r["text"] for r in stored] == ["A\ufffdB", "C", "N"]
+    again, totals2 = run([m], requests)
+    assert totals2.cache_hits == 3 and [r.text for r in again] == [r.text for r in results]
