@@ -7,12 +7,16 @@ Figures (ratios are achieved calls/s over the bound concurrency / mean latency, 
 - throughput_over_bound: 2,000 calls, fixed 200 ms latency, 64 concurrent; `_c128` at 128 concurrent;
   `_429` at 64 with 5% of requests answered 429 at once with Retry-After: 1. Each is the median of REPEATS runs,
   interleaved with the bare-aiohttp runs it is compared with.
+- *_warm: the same 2,000 calls on connections a first batch of `concurrency` other calls opened, as the bare clients
+  below are measured (opening 64-128 connections costs the cold runs 10-25 ms).
 - ceiling*: what a client with zero overhead reaches in each of those runs (2,000 / 64 leaves a last wave of 16
   calls, so 0.977 at 64 and 128; with 429s, the last rate-limited calls wait a full Retry-After at the end).
 - overhead_ms_per_call: CPU time of this process (gateway, HTTP client, journal, cache-writer thread) per call,
   in the c=64 run.
 - raw_aiohttp_*: a bare aiohttp client with a semaphore, no cache or limits: what any Python client reaches on this
   machine at that moment (the machine is shared, so read the gateway's ratios against these).
+- floor_client_*: a raw keep-alive HTTP/1.1 loop (`_floor_run`) with nothing but a semaphore and a JSON parse: the
+  least per-call work a Python client can do, so what this machine and server allow at all.
 - openai_sdk_*: the same c=64 run through `openai.AsyncOpenAI` (aiohttp transport, pool sized to the concurrency,
   SDK retries off) with a bare semaphore and no cache: why the gateway speaks the protocol itself.
 - repeated_calls_after_resume: 10,000 calls (100 ms, 128 concurrent) in a child process killed with SIGKILL half way,
@@ -54,8 +58,9 @@ import uvloop
 
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices
 from benchmark_platform.llm.double import Latency, Script
-from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.llm.gateway import ChatRequest, Gateway, GatewayTotals
 from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.runtime import frozen_heap
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import database_url
 
@@ -103,8 +108,12 @@ def _requests(tag: str, n: int, model: str = "bench") -> list[ChatRequest]:
 
 
 async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest], journal: Path,
-                       settings: GatewaySettings = GatewaySettings()) -> tuple[float, float, Gateway]:  # noqa: B008
+                       settings: GatewaySettings = GatewaySettings(),  # noqa: B008
+                       warm_up: list[ChatRequest] = ()) -> tuple[float, float, Gateway]:  # type: ignore[assignment]
     async with Gateway(models, settings, db, run_id="bench", journal_dir=journal) as gw:
+        if warm_up:  # open the connections first, as the bare clients do
+            await gw.complete_many(warm_up)
+            gw.totals = GatewayTotals()
         cpu0, t0 = time.process_time(), time.perf_counter()
         await gw.complete_many(requests)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -144,13 +153,16 @@ def ceiling(n: int, concurrency: int, script: Script) -> float:
     return n / last / (concurrency / latency)
 
 
-def throughput(db: Database, script: Script, concurrency: int, journal: Path) -> tuple[float, float]:
-    """(ratio to the bound, CPU ms per call) for N_CALLS fresh calls."""
+def throughput(db: Database, script: Script, concurrency: int, journal: Path, warm: bool = False
+               ) -> tuple[float, float]:
+    """(ratio to the bound, CPU ms per call) for N_CALLS fresh calls; `warm`: on connections opened by a first batch
+    of `concurrency` other calls, as the bare clients measure."""
     server = ScriptedProcess(script)
     try:
         requests = _requests(uuid.uuid4().hex, N_CALLS)
+        warm_up = _requests(uuid.uuid4().hex, concurrency) if warm else []
         wall, cpu, gw = uvloop.run(_gateway_run(db, [_model(server.base_url, concurrency=concurrency)], requests,
-                                                journal))
+                                                journal, warm_up=warm_up))
         assert gw.totals.status["ok"] == N_CALLS, gw.totals
     finally:
         server.stop()
@@ -195,11 +207,61 @@ async def _raw_run(base_url: str, concurrency: int) -> float:
         return N_CALLS / (time.perf_counter() - t0) / (concurrency / LATENCY_S)
 
 
+class _FloorConnection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection that reads Content-Length framed answers and nothing else."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.answer: asyncio.Future[bytes] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        head, found, rest = self.buffer.partition(b"\r\n\r\n")
+        if not found:
+            return
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        if len(rest) >= length and self.answer is not None:
+            self.buffer = rest[length:]
+            self.answer.set_result(rest[:length])
+
+
+async def _floor_run(base_url: str, concurrency: int) -> float:
+    """The least a Python client can do per call: a semaphore, a pool of raw keep-alive connections, the request
+    written in one call and the answer's JSON parsed. A measuring instrument for what this machine and server allow,
+    not a client (no TLS, no chunked bodies, no errors)."""
+    host, port = base_url.split("//")[1].split("/")[0].split(":")
+    loop, pool, slots, tag = asyncio.get_running_loop(), [], asyncio.Semaphore(concurrency), uuid.uuid4().hex
+
+    async def one(i: int) -> str:
+        body = json.dumps({"model": "m", "max_tokens": 1,
+                           "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}]}).encode()
+        async with slots:
+            conn = pool.pop() if pool else (await loop.create_connection(_FloorConnection, host, int(port)))[1]
+            conn.answer = loop.create_future()
+            conn.transport.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json"
+                                 b"\r\nContent-Length: %d\r\n\r\n%s" % (host.encode(), port.encode(), len(body), body))
+            raw = await conn.answer
+            pool.append(conn)
+        return json.loads(raw)["choices"][0]["message"]["content"]
+
+    await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(N_CALLS)))
+    return N_CALLS / (time.perf_counter() - t0) / (concurrency / LATENCY_S)
+
+
 def reference_client(run: Callable[[str, int], Awaitable[T]], concurrency: int) -> T:
-    """A run of a bare client (no cache, no limits) against a fresh server, for side-by-side ratios."""
+    """A run of a bare client (no cache, no limits) against a fresh server, for side-by-side ratios. Its heap is
+    frozen as the gateway's is: a full collection here took 37-65 ms, enough to move a 6 s run by 0.01."""
     server = ScriptedProcess(Script(latency=Latency(mean_s=LATENCY_S)))
     try:
-        return uvloop.run(run(server.base_url, concurrency))
+        with frozen_heap():
+            return uvloop.run(run(server.base_url, concurrency))
     finally:
         server.stop()
 
@@ -358,12 +420,18 @@ def main() -> None:
         runs: dict[str, list] = defaultdict(list)
         for _ in range(REPEATS):
             runs["c64"].append(throughput(db, plain, 64, journal))
+            runs["c64_warm"].append(throughput(db, plain, 64, journal, warm=True))
             runs["raw64"].append(reference_client(_raw_run, 64))
+            runs["floor64"].append(reference_client(_floor_run, 64))
             runs["c128"].append(throughput(db, plain, 128, journal))
+            runs["c128_warm"].append(throughput(db, plain, 128, journal, warm=True))
             runs["raw128"].append(reference_client(_raw_run, 128))
+            runs["floor128"].append(reference_client(_floor_run, 128))
             runs["429"].append(throughput(db, limited, 64, journal))
-        (r64, cpu64), (r128, cpu128), (r429, _) = (_median(runs[k]) for k in ("c64", "c128", "429"))
-        raw64, raw128 = statistics.median(runs["raw64"]), statistics.median(runs["raw128"])
+        (r64, cpu64), (r128, cpu128), (r429, _), (r64w, _), (r128w, _) = (
+            _median(runs[k]) for k in ("c64", "c128", "429", "c64_warm", "c128_warm"))
+        raw64, raw128, floor64, floor128 = (statistics.median(runs[k]) for k in ("raw64", "raw128", "floor64",
+                                                                                 "floor128"))
         sdk_ratio, sdk_cpu = reference_client(_sdk_run, 64)
         resume = kill_and_resume(db, journal)
         sim = oenobench_simulation(db, journal)
@@ -376,6 +444,8 @@ def main() -> None:
         "throughput_over_bound": round(r64, 4),
         "throughput_over_bound_c128": round(r128, 4),
         "throughput_over_bound_429": round(r429, 4),
+        "throughput_over_bound_warm": round(r64w, 4),
+        "throughput_over_bound_c128_warm": round(r128w, 4),
         "overhead_ms_per_call": round(cpu64, 3),
         "overhead_ms_per_call_c128": round(cpu128, 3),
         "ceiling": round(ceiling(N_CALLS, 64, plain), 4),
@@ -383,6 +453,8 @@ def main() -> None:
         "ceiling_429": round(ceiling(N_CALLS, 64, limited), 4),
         "raw_aiohttp_throughput_over_bound": round(raw64, 4),
         "raw_aiohttp_throughput_over_bound_c128": round(raw128, 4),
+        "floor_client_throughput_over_bound": round(floor64, 4),
+        "floor_client_throughput_over_bound_c128": round(floor128, 4),
         "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),
         "openai_sdk_cpu_ms_per_call": round(sdk_cpu, 3),
         **resume,
