@@ -46,7 +46,7 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -109,7 +109,7 @@ def _requests(tag: str, n: int, model: str = "bench") -> list[ChatRequest]:
 
 async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest], journal: Path,
                        settings: GatewaySettings = GatewaySettings(),  # noqa: B008
-                       warm_up: list[ChatRequest] = ()) -> tuple[float, float, Gateway]:  # type: ignore[assignment]
+                       warm_up: Sequence[ChatRequest] = ()) -> tuple[float, float, Gateway]:
     async with Gateway(models, settings, db, run_id="bench", journal_dir=journal) as gw:
         if warm_up:  # open the connections first, as the bare clients do
             await gw.complete_many(warm_up)
