@@ -147,6 +147,10 @@ class ResponseStore:
     def record(self, cache_row: list[Any] | None, call_row: list[Any]) -> None:
         """Journal one answered call (one write) and queue its line for the next batch."""
         line = json.dumps([cache_row, call_row], ensure_ascii=False)
+        if "\\u0000" in line:  # rare: a U+0000 somewhere (a prompt, an answer, an error) that PostgreSQL cannot hold
+            if cache_row is not None:  # request and response are JSON texts themselves, stored as jsonb
+                cache_row = [without_nul(v) if i in (3, 4) else v for i, v in enumerate(cache_row)]
+            line = json.dumps(_replace_nul([cache_row, call_row]), ensure_ascii=False)
         os.write(self._segment.fd, (line + "\n").encode())
         self._lines.append(line)
 
@@ -205,8 +209,8 @@ class ResponseStore:
 
 def without_nul(text: str) -> str:
     """JSON `text` with each U+0000 in its strings replaced by U+FFFD (text without one is returned as it is).
-    PostgreSQL's json, jsonb and text types cannot hold U+0000, and one in a prompt or an answer failed its whole
-    cache batch on every flush."""
+    PostgreSQL's json, jsonb and text types cannot hold U+0000: `record` cleans what it stores with this, and the
+    gateway cleans each answer as received, so a rerun from the cache answers what the first run did."""
     # valid JSON escapes U+0000 (json.loads refuses a raw one); a literal backslash-u0000 is told apart below
     if "\\u0000" not in text:
         return text

@@ -483,7 +483,7 @@ class Gateway:
             except ValueError as e:
                 raise _Transient(f"unreadable response body: {e}") from e
             return data, text
-        message = f"HTTP {status}: {raw[:300].decode(errors='replace')}".replace("\x00", "\ufffd")
+        message = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
         if status == 429:
             raise _Transient(message, retry_after, breaker=False)
         if status >= 500 or status == 408:
@@ -524,7 +524,7 @@ class Gateway:
         cfg = call.config
         cache_row = None
         if response_text is not None:
-            cache_row = [call.request_hash, cfg.name, cfg.provider, without_nul(call.body.decode()), response_text,
+            cache_row = [call.request_hash, cfg.name, cfg.provider, call.body.decode(), response_text,
                          result.input_tokens, result.output_tokens, result.reasoning_tokens, result.cost_usd,
                          result.cost_source, result.latency_ms]
         self._seq += 1

@@ -35,6 +35,18 @@ FACTS = {
 }
 
 
+def fact_id(sentence: str) -> str:
+    return hashlib.sha256(sentence.encode()).hexdigest()[:20]
+
+
+def seeded_database(fresh_database, name: str) -> Database:
+    """A fresh migrated database holding FACTS for the wine spec."""
+    db = Database(fresh_database(name))
+    migrate(db)
+    _seed_facts(db, "wine")
+    return db
+
+
 def _seed_facts(db: Database, spec: str) -> None:
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
@@ -52,17 +64,14 @@ def _seed_facts(db: Database, spec: str) -> None:
                 cur.execute(
                     """INSERT INTO facts (fact_id, spec, discipline, document_id, span_start, span_end, text, text_hash, method)
                        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'sentence')""",
-                    (hashlib.sha256(sentence.encode()).hexdigest()[:20], spec, discipline, doc, start, start + len(sentence),
+                    (fact_id(sentence), spec, discipline, doc, start, start + len(sentence),
                      sentence, hashlib.sha256(sentence.encode()).hexdigest()))
                 start += len(sentence) + 1
 
 
 @pytest.fixture(scope="module")
 def wine_db(fresh_database):
-    db = Database(fresh_database("bp_selection"))
-    migrate(db)
-    _seed_facts(db, "wine")
-    return db
+    return seeded_database(fresh_database, "bp_selection")
 
 
 def _materialize(spec, db, discipline):

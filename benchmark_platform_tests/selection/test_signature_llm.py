@@ -3,7 +3,6 @@ the real PostgreSQL; an answer that is not a valid signature fails the run namin
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import dagster as dg
@@ -18,17 +17,12 @@ from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, scripted_servers
 from benchmark_platform.selection.config import SelectionConfig
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
-from benchmark_platform_tests.selection.test_selection_assets import FACTS, _seed_facts
+from benchmark_platform_tests.selection.test_selection_assets import FACTS, fact_id, seeded_database
 
 
 def _answer(alignment: float, method: str = "declaration analysis") -> str:
     return json.dumps({"method_family": method, "core_principle": "appellation production rules",
                        "answer_type": "proposition", "constraints": ["hectolitres"], "alignment": alignment})
-
-
-def _fact_id(sentence: str) -> str:
-    return hashlib.sha256(sentence.encode()).hexdigest()[:20]
 
 
 UNCERTAIN = FACTS["business"][4]  # alignment 0.55: inside the uncertainty band, so re-checked once
@@ -38,10 +32,7 @@ BROKEN = FACTS["viticulture"][1]  # its answer is not JSON
 
 @pytest.fixture(scope="module")
 def db(fresh_database):
-    database = Database(fresh_database("bp_signature_llm"))
-    migrate(database)
-    _seed_facts(database, "wine")
-    return database
+    return seeded_database(fresh_database, "bp_signature_llm")
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +78,10 @@ def test_signatures_come_from_the_model_through_the_gateway_and_its_cache(db, se
                      "AND discipline = 'business'") is False
     assert meta["fallback_signatures_used"] is False and meta["signature_source"] == "llm signer"
     by_id = {r["item_id"]: r for r in rows}
-    uncertain = by_id[_fact_id(UNCERTAIN)]
+    uncertain = by_id[fact_id(UNCERTAIN)]
     assert uncertain["rechecked"] and uncertain["raw_alignment"] == pytest.approx(0.55)
     assert sum(r["rechecked"] for r in rows) == 1
-    assert by_id[_fact_id(FACTS["business"][0])]["method_family"] == "declaration analysis"
+    assert by_id[fact_id(FACTS["business"][0])]["method_family"] == "declaration analysis"
     # one call per scored row (facts, anchor items, labelled items) plus the one re-check, each sent once
     anchors = load_anchor_set(spec.anchors_dir / "business")
     scored = {*by_id, *(i.id for i in anchors.item_labels)}
@@ -115,7 +106,7 @@ def test_an_invalid_signature_answer_fails_naming_the_item_and_persists_nothing(
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     error = failure.event_specific_data.error
     cause = error.cause or error
-    assert "SignatureError" in (cause.cls_name or "") and _fact_id(BROKEN) in cause.message
+    assert "SignatureError" in (cause.cls_name or "") and fact_id(BROKEN) in cause.message
     assert "no valid signature" in cause.message
     for table in ("centrality_runs", "item_signatures", "centrality_scores", "centrality_pairs"):
         assert db.scalar(f"SELECT count(*) FROM {table} WHERE spec = 'wine' AND discipline = 'viticulture'") == 0

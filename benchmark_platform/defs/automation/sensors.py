@@ -29,7 +29,6 @@ from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import insert_rows
 
 
-
 def spec_file(spec: BenchmarkSpec) -> Path:
     return spec.directory / "spec.yaml"
 

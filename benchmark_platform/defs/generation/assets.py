@@ -41,7 +41,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     models = [known[name] for name in dict.fromkeys(named)]
 
     @dg.asset(key=key(spec, "items"), partitions_def=discipline_partitions(spec), group_name="generation",
-              deps=[key(spec, "selected_facts")], code_version=_code_version(spec), pool=busiest_pool(models, expected_calls(config)),
+              deps=[key(spec, "selected_facts")], code_version=_code_version(spec),
+              pool=busiest_pool(models, expected_calls(config)),
               required_resource_keys={"database", "embedder", *(["llm"] if models else [])},
               description="Items generated from the discipline's selected facts by five strategies under per-strategy "
                           "quotas and a per-generator cap, each linked to its facts, generator, prompt version and "
