@@ -20,6 +20,8 @@ run: setup
 	$(BIN)/benchmark-platform run
 
 test: setup
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/ruff check --quiet .
 	$(BIN)/pytest -q
 
 dev: setup

@@ -58,7 +58,16 @@ def scaling_slopes(points: pl.DataFrame) -> pl.DataFrame:
         slope, intercept = np.polyfit(x, y, 1)
         residual = y - (slope * x + intercept)
         r2 = 1 - residual @ residual / ((y - y.mean()) @ (y - y.mean())) if np.ptp(y) > 0 else 1.0
-        rows.append({"family": family, "n_models": group.height, "points_per_decade": slope,
-                     "intercept": intercept, "r2": r2})
-    return pl.DataFrame(rows, schema={"family": pl.String, "n_models": pl.Int64, "points_per_decade": pl.Float64,
-                                      "intercept": pl.Float64, "r2": pl.Float64})
+        rows.append(
+            {"family": family, "n_models": group.height, "points_per_decade": slope, "intercept": intercept, "r2": r2}
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "family": pl.String,
+            "n_models": pl.Int64,
+            "points_per_decade": pl.Float64,
+            "intercept": pl.Float64,
+            "r2": pl.Float64,
+        },
+    )

@@ -23,9 +23,15 @@ MEAN = "(mean over models)"
 
 
 _PAIRED_SCHEMA = {
-    "treatment": pl.String, "control": pl.String, "group": pl.String, "n_items": pl.Int64,
-    "acc_treatment": pl.Float64, "acc_control": pl.Float64, "delta": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64,
+    "treatment": pl.String,
+    "control": pl.String,
+    "group": pl.String,
+    "n_items": pl.Int64,
+    "acc_treatment": pl.Float64,
+    "acc_control": pl.Float64,
+    "delta": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
 }
 
 
@@ -166,9 +172,17 @@ def self_preference(
                 "ci_high": float(high[0]),
             }
         )
-    schema = {"model": pl.String, "family": pl.String, "n_own": pl.Int64, "n_other": pl.Int64,
-              "acc_own": pl.Float64, "acc_other": pl.Float64, "sps": pl.Float64,
-              "ci_low": pl.Float64, "ci_high": pl.Float64}
+    schema = {
+        "model": pl.String,
+        "family": pl.String,
+        "n_own": pl.Int64,
+        "n_other": pl.Int64,
+        "acc_own": pl.Float64,
+        "acc_other": pl.Float64,
+        "sps": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+    }
     return _flag(pl.DataFrame(rows, schema=schema))
 
 

@@ -41,8 +41,10 @@ class ScoreMatrix:
             raise ValueError("score matrix: duplicated item_id in the item table")
         unknown = results.join(items.select("item_id"), on="item_id", how="anti")
         if unknown.height:
-            raise ValueError(f"score matrix: {unknown.height} results for items outside the item table, "
-                             f"e.g. {unknown.row(0, named=True)}")
+            raise ValueError(
+                f"score matrix: {unknown.height} results for items outside the item table, "
+                f"e.g. {unknown.row(0, named=True)}"
+            )
         models = tuple(sorted(results["model"].unique()))
         cell = results.group_by("model", "item_id").agg(score=pl.col("correct").cast(pl.Float64).mean())
         index = items.select("item_id").with_row_index("row")

@@ -26,10 +26,21 @@ WHERE i.spec = %s AND i.discipline IN (SELECT DISTINCT discipline FROM evaluatio
 def load_answers(db: Database, spec_name: str) -> pl.DataFrame:
     """Every stored answer of the spec as a results frame with telemetry (raw_text, tokens, latency_s, cost_usd)."""
     rows = db.query(_ANSWERS, (spec_name,))
-    schema = {"model": pl.String, "item_id": pl.String, "discipline": pl.String, "sample": pl.Int32,
-              "predicted_index": pl.Int16, "correct": pl.Boolean, "raw_output": pl.String, "input_tokens": pl.Int64,
-              "output_tokens": pl.Int64, "reasoning_tokens": pl.Int64, "latency_s": pl.Float64,
-              "cost_usd": pl.Float64, "retried": pl.Boolean}
+    schema = {
+        "model": pl.String,
+        "item_id": pl.String,
+        "discipline": pl.String,
+        "sample": pl.Int32,
+        "predicted_index": pl.Int16,
+        "correct": pl.Boolean,
+        "raw_output": pl.String,
+        "input_tokens": pl.Int64,
+        "output_tokens": pl.Int64,
+        "reasoning_tokens": pl.Int64,
+        "latency_s": pl.Float64,
+        "cost_usd": pl.Float64,
+        "retried": pl.Boolean,
+    }
     frame = pl.DataFrame(rows, schema=schema, orient="row")
     letters = dict(enumerate(LETTERS))
     return frame.with_columns(
@@ -42,18 +53,28 @@ def load_configs(db: Database, spec_name: str, answers: pl.DataFrame) -> dict[st
     """Each configuration's run settings (the same in every partition) and its total cost."""
     cost = dict(answers.group_by("model").agg(pl.col("cost_usd").sum()).iter_rows())
     configs = {}
-    for row in db.query("SELECT DISTINCT ON (model) model, kind, settings FROM evaluation_runs WHERE spec = %s "
-                        "ORDER BY model, discipline", (spec_name,)):
+    for row in db.query(
+        "SELECT DISTINCT ON (model) model, kind, settings FROM evaluation_runs WHERE spec = %s "
+        "ORDER BY model, discipline",
+        (spec_name,),
+    ):
         settings = row["settings"]
         configs[row["model"]] = ConfigInfo(
-            kind=row["kind"], family=settings.get("family"), reasoning_of=settings.get("reasoning_of"),
-            tool_use_of=settings.get("tool_use_of"), params_b=settings.get("params_b"),
-            cost_usd=cost.get(row["model"], 0.0))
+            kind=row["kind"],
+            family=settings.get("family"),
+            reasoning_of=settings.get("reasoning_of"),
+            tool_use_of=settings.get("tool_use_of"),
+            params_b=settings.get("params_b"),
+            cost_usd=cost.get(row["model"], 0.0),
+        )
     return configs
 
 
 def load_item_attributes(
-    db: Database, spec_name: str, leaves: list[tuple[str, tuple[str, ...]]], generator_families: Mapping[str, str],
+    db: Database,
+    spec_name: str,
+    leaves: list[tuple[str, tuple[str, ...]]],
+    generator_families: Mapping[str, str],
     closed_book_verdict: str,
 ) -> pl.DataFrame:
     """item_id, discipline, level_1..level_n (the taxonomy ancestors of the item's leaf, coarsest first),
@@ -64,13 +85,26 @@ def load_item_attributes(
     for r in db.query(_ITEMS, (spec_name, spec_name)):
         path = paths.get(r["discipline"], ())
         gate = r["gate_result"]
-        rows.append({"item_id": r["item_id"], "discipline": r["discipline"],
-                     **{f"level_{i + 1}": path[i] if i < len(path) else None for i in range(depth)},
-                     "difficulty": r["difficulty"], "strategy": r["strategy"],
-                     "generator_family": generator_families.get(r["generator"] or ""),
-                     "closed_book": None if gate is None else str(gate == closed_book_verdict).lower()})
-    schema = {"item_id": pl.String, "discipline": pl.String, **{f"level_{i + 1}": pl.String for i in range(depth)},
-              "difficulty": pl.String, "strategy": pl.String, "generator_family": pl.String, "closed_book": pl.String}
+        rows.append(
+            {
+                "item_id": r["item_id"],
+                "discipline": r["discipline"],
+                **{f"level_{i + 1}": path[i] if i < len(path) else None for i in range(depth)},
+                "difficulty": r["difficulty"],
+                "strategy": r["strategy"],
+                "generator_family": generator_families.get(r["generator"] or ""),
+                "closed_book": None if gate is None else str(gate == closed_book_verdict).lower(),
+            }
+        )
+    schema = {
+        "item_id": pl.String,
+        "discipline": pl.String,
+        **{f"level_{i + 1}": pl.String for i in range(depth)},
+        "difficulty": pl.String,
+        "strategy": pl.String,
+        "generator_family": pl.String,
+        "closed_book": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row").sort("item_id")
 
 
@@ -80,18 +114,33 @@ def _jsonable(frame: pl.DataFrame) -> list[dict[str, object]]:
 
 def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict[str, int]:
     """Replace the spec's analysis results in one transaction; returns row counts per table."""
-    accuracy = report.accuracy.select("grouping", "group_value", "model", "n_items", "accuracy", "ci_low", "ci_high",
-                                      "rank")
+    accuracy = report.accuracy.select(
+        "grouping", "group_value", "model", "n_items", "accuracy", "ci_low", "ci_high", "rank"
+    )
     with db.transaction() as conn, conn.cursor() as cur:
         for table in ("analysis_accuracy", "analysis_tables", "analysis_plots"):
             cur.execute(f"DELETE FROM {table} WHERE spec = %s", (spec_name,))
-        insert_rows(conn, "analysis_accuracy", ("spec", *accuracy.columns),
-                    [(spec_name, *row) for row in accuracy.iter_rows()])
-        insert_rows(conn, "analysis_tables", ("spec", "name", "row_index", "row"),
-                    [(spec_name, name, i, as_json(row)) for name, frame in sorted(report.tables.items())
-                     for i, row in enumerate(_jsonable(frame))])
-        insert_rows(conn, "analysis_plots", ("spec", "name", "png", "sha256"),
-                    [(spec_name, name, png, hashlib.sha256(png).hexdigest())
-                     for name, png in sorted(report.plots.items())])
-    return {"accuracy_rows": accuracy.height, **{name: frame.height for name, frame in report.tables.items()},
-            "plots": len(report.plots)}
+        insert_rows(
+            conn, "analysis_accuracy", ("spec", *accuracy.columns), [(spec_name, *row) for row in accuracy.iter_rows()]
+        )
+        insert_rows(
+            conn,
+            "analysis_tables",
+            ("spec", "name", "row_index", "row"),
+            [
+                (spec_name, name, i, as_json(row))
+                for name, frame in sorted(report.tables.items())
+                for i, row in enumerate(_jsonable(frame))
+            ],
+        )
+        insert_rows(
+            conn,
+            "analysis_plots",
+            ("spec", "name", "png", "sha256"),
+            [(spec_name, name, png, hashlib.sha256(png).hexdigest()) for name, png in sorted(report.plots.items())],
+        )
+    return {
+        "accuracy_rows": accuracy.height,
+        **{name: frame.height for name, frame in report.tables.items()},
+        "plots": len(report.plots),
+    }

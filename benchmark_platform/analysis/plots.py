@@ -32,8 +32,9 @@ def heatmap_png(table: pl.DataFrame, *, title: str, row: str = "model") -> bytes
     axes.set_yticks(range(table.height), table[row].to_list(), fontsize=8)
     for (i, j), value in np.ndenumerate(values):
         if np.isfinite(value):
-            axes.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6,
-                      color="white" if value < 55 else "black")
+            axes.text(
+                j, i, f"{value:.0f}", ha="center", va="center", fontsize=6, color="white" if value < 55 else "black"
+            )
     figure.colorbar(image, ax=axes, label="accuracy (%)", shrink=0.6)
     axes.set_title(title, fontsize=10)
     return _png(figure)
@@ -47,11 +48,19 @@ def frontier_png(frontier: pl.DataFrame, *, title: str) -> bytes:
     axes.set_xscale("log")
     axes.scatter(frontier["cost_usd"], frontier["accuracy"], color="0.55", s=22, label="configuration", zorder=2)
     front = frontier.filter("pareto")
-    axes.step(front["cost_usd"], front["accuracy"], where="post", color="tab:red", linestyle="--",
-              label="Pareto front (non-dominated)", zorder=3)
+    axes.step(
+        front["cost_usd"],
+        front["accuracy"],
+        where="post",
+        color="tab:red",
+        linestyle="--",
+        label="Pareto front (non-dominated)",
+        zorder=3,
+    )
     hull = frontier.filter("hull")
-    axes.plot(hull["cost_usd"], hull["accuracy"], color="tab:blue", marker="o", label="upper convex hull (log cost)",
-              zorder=4)
+    axes.plot(
+        hull["cost_usd"], hull["accuracy"], color="tab:blue", marker="o", label="upper convex hull (log cost)", zorder=4
+    )
     for model, cost, accuracy in frontier.select("model", "cost_usd", "accuracy").iter_rows():
         axes.annotate(model, (cost, accuracy), fontsize=6, xytext=(3, 3), textcoords="offset points")
     axes.set_xlabel("evaluation cost (USD, log scale)")

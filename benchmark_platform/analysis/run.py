@@ -57,13 +57,35 @@ def analyse(
     levels = sorted(c for c in items.columns if c.startswith("level_"))
     top_level = next((c for c in levels if _splits(items, c)), "discipline")
     groupings = dict.fromkeys(["discipline", *levels, *settings.groupings])
-    by_group = {g: group_accuracy(matrix, g, B=B, seed=seed)
-                for g in groupings if g == "discipline" or _splits(items, g)}
+    by_group = {
+        g: group_accuracy(matrix, g, B=B, seed=seed) for g in groupings if g == "discipline" or _splits(items, g)
+    }
     accuracy = pl.concat(
-        [board.select(grouping=pl.lit(OVERALL), group_value=pl.lit(""), model="model", n_items="n_items",
-                      accuracy="accuracy", ci_low="ci_low", ci_high="ci_high", rank="rank")]
-        + [t.select(grouping=pl.lit(g), group_value="group", model="model", n_items="n_items", accuracy="accuracy",
-                    ci_low="ci_low", ci_high="ci_high", rank=pl.lit(None, pl.Int32)) for g, t in by_group.items()]
+        [
+            board.select(
+                grouping=pl.lit(OVERALL),
+                group_value=pl.lit(""),
+                model="model",
+                n_items="n_items",
+                accuracy="accuracy",
+                ci_low="ci_low",
+                ci_high="ci_high",
+                rank="rank",
+            )
+        ]
+        + [
+            t.select(
+                grouping=pl.lit(g),
+                group_value="group",
+                model="model",
+                n_items="n_items",
+                accuracy="accuracy",
+                ci_low="ci_low",
+                ci_high="ci_high",
+                rank=pl.lit(None, pl.Int32),
+            )
+            for g, t in by_group.items()
+        ]
     )
     report = AnalysisReport(accuracy)
     tables = report.tables
@@ -72,14 +94,16 @@ def analyse(
     report.plots[f"accuracy_by_{top_level}"] = heatmap_png(heat, title=f"Accuracy (%) by {top_level}")
 
     if len(matrix.models) >= 2:
-        tables["ranking_stability"] = ranking_stability(matrix, strata=top_level, rates=settings.stability_rates, B=B,
-                                                        top=settings.stability_top, seed=seed)
+        tables["ranking_stability"] = ranking_stability(
+            matrix, strata=top_level, rates=settings.stability_rates, B=B, top=settings.stability_top, seed=seed
+        )
         pairs = pairwise_resolvability(matrix, B=B, seed=seed)
         tables["pairwise_resolvability"], tables["tiers"] = pairs, tiers(pairs)
         tables["discrimination"] = discrimination_indices(board, by_group[top_level], top=settings.discrimination_top)
         top = order[: settings.discrimination_top]
         report.plots["score_distribution"] = distribution_png(
-            by_group[top_level], top, title=f"Accuracy per {top_level}, top {len(top)} configurations")
+            by_group[top_level], top, title=f"Accuracy per {top_level}, top {len(top)} configurations"
+        )
 
     families = {m: c.family for m, c in configs.items() if c.family}
     if "generator_family" in items.columns and items["generator_family"].drop_nulls().len() and families:
@@ -99,9 +123,13 @@ def analyse(
         frontier = cost_frontier(pl.DataFrame(costed, schema=["model", "cost_usd", "accuracy"], orient="row"))
         tables["cost_frontier"] = frontier
         report.plots["cost_frontier"] = frontier_png(frontier, title="Cost vs accuracy")
-    sized = [(c.family, m, c.params_b, accuracy_of[m]) for m, c in configs.items()
-             if c.family and c.params_b and m in accuracy_of]
+    sized = [
+        (c.family, m, c.params_b, accuracy_of[m])
+        for m, c in configs.items()
+        if c.family and c.params_b and m in accuracy_of
+    ]
     if sized:
-        tables["scaling"] = scaling_slopes(pl.DataFrame(sized, schema=["family", "model", "params", "accuracy"],
-                                                        orient="row"))
+        tables["scaling"] = scaling_slopes(
+            pl.DataFrame(sized, schema=["family", "model", "params", "accuracy"], orient="row")
+        )
     return report

@@ -90,9 +90,7 @@ def ranking_stability(
     return pl.DataFrame(rows)
 
 
-def pairwise_resolvability(
-    matrix: ScoreMatrix, *, B: int = DEFAULT_B, level: float = 0.95, seed: int
-) -> pl.DataFrame:
+def pairwise_resolvability(matrix: ScoreMatrix, *, B: int = DEFAULT_B, level: float = 0.95, seed: int) -> pl.DataFrame:
     """Every pair (better, worse) by full-sample accuracy: gap, paired-bootstrap CI, resolvable.
 
     A gap is resolvable at `level` when its percentile CI (items resampled with replacement, the

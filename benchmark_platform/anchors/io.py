@@ -140,7 +140,9 @@ def _unique(rows: list[tuple[Path, int, Row]], key: str, table: str) -> None:
         value = getattr(row, key)
         if value in seen:
             first = seen[value]
-            raise AnchorFileError(path, line, f"duplicate {table} {key} {value!r} (first at {first[0].name}:{first[1]})")
+            raise AnchorFileError(
+                path, line, f"duplicate {table} {key} {value!r} (first at {first[0].name}:{first[1]})"
+            )
         seen[value] = (path, line)
 
 
@@ -207,18 +209,26 @@ def load_anchor_set(folder: Path) -> AnchorSet:
     for path, line, row in tables["pair_labels"]:
         for ref in (row.q, row.u):
             if ref not in texts:
-                raise AnchorFileError(path, line, f"pair refers to unknown item id {ref!r} (not an anchor or labelled item)")
+                raise AnchorFileError(
+                    path, line, f"pair refers to unknown item id {ref!r} (not an anchor or labelled item)"
+                )
     for name, field in (("item_labels", "y_A"), ("pair_labels", "y_T"), ("pair_labels", "y_U")):
         rows = tables[name]
         if rows and len({getattr(r, field) for _, _, r in rows}) < 2:
-            raise AnchorFileError(rows[0][0], 0, f"{field} labels are all {getattr(rows[0][2], field)}: both 0 and 1 are needed to calibrate")
+            raise AnchorFileError(
+                rows[0][0],
+                0,
+                f"{field} labels are all {getattr(rows[0][2], field)}: both 0 and 1 are needed to calibrate",
+            )
 
     strata_rows = [row for _, _, row in tables["strata"]]
     k_total = header["k_total"]
     lower, upper = sum(s.lower for s in strata_rows), sum(s.upper for s in strata_rows)
     if isinstance(k_total, int) and not lower <= k_total <= upper:
         where = tables["strata"][0][0]
-        raise AnchorFileError(where, 0, f"quotas cannot hold: sum of lower {lower} <= K_d {k_total} <= sum of upper {upper} fails")
+        raise AnchorFileError(
+            where, 0, f"quotas cannot hold: sum of lower {lower} <= K_d {k_total} <= sum of upper {upper} fails"
+        )
     try:
         return AnchorSet(
             discipline=header["discipline"],

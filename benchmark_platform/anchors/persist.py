@@ -19,21 +19,54 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
         cur.execute(
             """INSERT INTO anchor_imports (spec, discipline, file_name, content_hash, is_example, k_total, note, files)
                VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING import_id""",
-            (spec, anchors.discipline, "anchors.yaml", anchors.version, anchors.is_example, anchors.k_total,
-             anchors.note, list(anchors.files)),
+            (
+                spec,
+                anchors.discipline,
+                "anchors.yaml",
+                anchors.version,
+                anchors.is_example,
+                anchors.k_total,
+                anchors.note,
+                list(anchors.files),
+            ),
         )
         import_id = int(cur.fetchone()[0])
-        kinds = {"methods": "method", "problems": "problem", "theorems": "theorem", "concepts": "concept",
-                 "applications": "application"}
-        rows = [(import_id, spec, anchors.discipline, kinds[name], text, None, None, None)
-                for name, entries in anchors.prototype.components().items() for text in entries]
-        rows += [(import_id, spec, anchors.discipline, "anchor_item", a.text, a.stratum, a.id, a.weight)
-                 for a in anchors.anchor_items]
-        insert_rows(conn, "anchors", ("import_id", "spec", "discipline", "kind", "text", "stratum", "item_ref", "weight"), rows)
-        insert_rows(conn, "anchor_strata", ("import_id", "name", "omega", "lower_quota", "upper_quota", "keys"),
-                    [(import_id, s.name, s.omega, s.lower, s.upper, list(s.keys)) for s in anchors.strata])
-        insert_rows(conn, "anchor_item_labels", ("import_id", "item_ref", "text", "src", "y_a"),
-                    [(import_id, i.id, i.text, i.src, i.y_A) for i in anchors.item_labels])
-        insert_rows(conn, "anchor_pair_labels", ("import_id", "q_ref", "u_ref", "y_t", "y_u"),
-                    [(import_id, p.q, p.u, p.y_T, p.y_U) for p in anchors.pair_labels], on_conflict="ON CONFLICT DO NOTHING")
+        kinds = {
+            "methods": "method",
+            "problems": "problem",
+            "theorems": "theorem",
+            "concepts": "concept",
+            "applications": "application",
+        }
+        rows = [
+            (import_id, spec, anchors.discipline, kinds[name], text, None, None, None)
+            for name, entries in anchors.prototype.components().items()
+            for text in entries
+        ]
+        rows += [
+            (import_id, spec, anchors.discipline, "anchor_item", a.text, a.stratum, a.id, a.weight)
+            for a in anchors.anchor_items
+        ]
+        insert_rows(
+            conn, "anchors", ("import_id", "spec", "discipline", "kind", "text", "stratum", "item_ref", "weight"), rows
+        )
+        insert_rows(
+            conn,
+            "anchor_strata",
+            ("import_id", "name", "omega", "lower_quota", "upper_quota", "keys"),
+            [(import_id, s.name, s.omega, s.lower, s.upper, list(s.keys)) for s in anchors.strata],
+        )
+        insert_rows(
+            conn,
+            "anchor_item_labels",
+            ("import_id", "item_ref", "text", "src", "y_a"),
+            [(import_id, i.id, i.text, i.src, i.y_A) for i in anchors.item_labels],
+        )
+        insert_rows(
+            conn,
+            "anchor_pair_labels",
+            ("import_id", "q_ref", "u_ref", "y_t", "y_u"),
+            [(import_id, p.q, p.u, p.y_T, p.y_U) for p in anchors.pair_labels],
+            on_conflict="ON CONFLICT DO NOTHING",
+        )
         return import_id, True

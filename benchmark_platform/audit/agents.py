@@ -134,7 +134,9 @@ def _fact_echo(item: AuditItem, config: AuditConfig) -> Check:
 
 _REGION_QUESTION = re.compile(
     r"\b(which|what|where)\b[^?]*\b(region|country|appellation|area|district|ava|doc|docg|aoc|do|state|valley|"
-    r"located|grown|planted)\b", re.IGNORECASE)
+    r"located|grown|planted)\b",
+    re.IGNORECASE,
+)
 
 
 def _ubiquity_risk(item: AuditItem, config: AuditConfig) -> Check:
@@ -159,8 +161,7 @@ def _category_leak(item: AuditItem, config: AuditConfig) -> Check:
     option_cats = [_categories(o, config) for o in item.options]
     key_cats = option_cats[item.answer_index]
     distractor_cats = [c for i, c in enumerate(option_cats) if i != item.answer_index]
-    leaks = sorted(c for c in asked & key_cats
-                   if all(d and c not in d for d in distractor_cats))
+    leaks = sorted(c for c in asked & key_cats if all(d and c not in d for d in distractor_cats))
     mismatch = sorted(asked - key_cats) if asked and key_cats and not asked & key_cats else []
     severity: Severity = "fail" if leaks else "warn" if mismatch else "pass"
     return severity, {"stem_categories": sorted(asked), "leaked_categories": leaks, "key_mismatch": mismatch}
@@ -225,8 +226,13 @@ C2_CATEGORY_LEAK = Agent("C2_category_leak", "1", _category_leak)
 K2_FORMATTING = Agent("K2_formatting", "1", _formatting)
 
 # Item-level deterministic agents that give every item a verdict (K2 only on KINA-style specs).
-DETERMINISTIC_AGENTS: tuple[Agent, ...] = (STRUCTURE, A1_LEXICAL_HYGIENE, A3_FACT_ECHO, B3_UBIQUITY_RISK,
-                                           C2_CATEGORY_LEAK)
+DETERMINISTIC_AGENTS: tuple[Agent, ...] = (
+    STRUCTURE,
+    A1_LEXICAL_HYGIENE,
+    A3_FACT_ECHO,
+    B3_UBIQUITY_RISK,
+    C2_CATEGORY_LEAK,
+)
 ITEM_AGENTS: tuple[Agent, ...] = (*DETERMINISTIC_AGENTS, K2_FORMATTING)
 
 

@@ -23,8 +23,18 @@ import numpy as np
 from benchmark_platform.audit.agents import LETTERS, AuditItem, Finding
 from benchmark_platform.audit.config import AuditConfig
 
-SHEET_RUBRICS = ("answer_correct", "distractors_plausible", "not_ambiguous", "source_faithful", "needs_source",
-                 "no_vague_language", "difficulty_match", "cognitive_match", "verbatim_copy", "wine_category_leak")
+SHEET_RUBRICS = (
+    "answer_correct",
+    "distractors_plausible",
+    "not_ambiguous",
+    "source_faithful",
+    "needs_source",
+    "no_vague_language",
+    "difficulty_match",
+    "cognitive_match",
+    "verbatim_copy",
+    "wine_category_leak",
+)
 
 
 @dataclass(frozen=True)
@@ -83,16 +93,25 @@ def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[
             raise ValueError(f"{where}: needs an item id (uuid / item_id) and a question_text")
         options = _options(row.get("options") or "", where)
         key = (row.get("correct_answer") or "").strip().upper()
-        if key not in LETTERS[:len(options)]:
+        if key not in LETTERS[: len(options)]:
             raise ValueError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
         difficulty = (row.get("difficulty") or "").strip()
         if ref not in seen:  # several reviewers may rate the same question on their own rows
             seen.add(ref)
-            sheet.items.append(AuditItem(
-                ref, question, tuple(options), LETTERS.index(key),
-                _facts(row.get("source_facts") or row.get("source_fact") or ""), None,
-                f"L{difficulty}" if difficulty.isdigit() else difficulty or None, row.get("strategy") or None,
-                row.get("generator") or None, row.get("domain") or ""))
+            sheet.items.append(
+                AuditItem(
+                    ref,
+                    question,
+                    tuple(options),
+                    LETTERS.index(key),
+                    _facts(row.get("source_facts") or row.get("source_fact") or ""),
+                    None,
+                    f"L{difficulty}" if difficulty.isdigit() else difficulty or None,
+                    row.get("strategy") or None,
+                    row.get("generator") or None,
+                    row.get("domain") or "",
+                )
+            )
         who = (row.get("reviewer") or "").strip() or reviewer
         for rubric in rubrics:
             value = (row.get(rubric) or "").strip()
@@ -161,8 +180,9 @@ def human_defects(ratings: Iterable[Rating], config: AuditConfig) -> dict[str, d
     return out
 
 
-def calibrate(findings: Iterable[Finding], defects: Mapping[str, Mapping[str, bool]], config: AuditConfig,
-              seed: int) -> list[KappaRow]:
+def calibrate(
+    findings: Iterable[Finding], defects: Mapping[str, Mapping[str, bool]], config: AuditConfig, seed: int
+) -> list[KappaRow]:
     """Kappa of every (agent, version) that has findings against each of its rubrics with labels on shared items."""
     flags: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
     for f in findings:
@@ -181,8 +201,21 @@ def calibrate(findings: Iterable[Finding], defects: Mapping[str, Mapping[str, bo
             lo, hi = bootstrap_ci(a, b, config.bootstrap_samples, seed)
             primary = not primary_done and kappa is not None
             primary_done = primary_done or primary
-            rows.append(KappaRow(agent, version, link.rubric, len(shared), int(a.sum()), int(b.sum()), kappa, lo, hi,
-                                 primary, primary and kappa < config.kappa_advisory_below))
+            rows.append(
+                KappaRow(
+                    agent,
+                    version,
+                    link.rubric,
+                    len(shared),
+                    int(a.sum()),
+                    int(b.sum()),
+                    kappa,
+                    lo,
+                    hi,
+                    primary,
+                    primary and kappa < config.kappa_advisory_below,
+                )
+            )
     return rows
 
 
@@ -195,12 +228,23 @@ def _fmt(x: float | None) -> str:
 
 
 def report_markdown(rows: Iterable[KappaRow], threshold: float) -> str:
-    lines = ["| agent | rubric | n | agent flags | human defects | kappa | 95% CI | status |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| agent | rubric | n | agent flags | human defects | kappa | 95% CI | status |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        status = ("advisory" if r.advisory else "trusted" if r.is_primary else
-                  "secondary rubric" if r.kappa is not None else "undefined (a constant rater)")
-        lines.append(f"| {r.agent}@{r.agent_version} | {r.rubric} | {r.n} | {r.agent_flags} | {r.human_defects} | "
-                     f"{_fmt(r.kappa)} | [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {status} |")
+        status = (
+            "advisory"
+            if r.advisory
+            else "trusted"
+            if r.is_primary
+            else "secondary rubric"
+            if r.kappa is not None
+            else "undefined (a constant rater)"
+        )
+        lines.append(
+            f"| {r.agent}@{r.agent_version} | {r.rubric} | {r.n} | {r.agent_flags} | {r.human_defects} | "
+            f"{_fmt(r.kappa)} | [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {status} |"
+        )
     lines.append(f"\nAn agent whose kappa on its primary (first defined) rubric is under {threshold} is advisory.")
     return "\n".join(lines)

@@ -31,10 +31,11 @@ def _default_rubrics() -> dict[str, list[RubricLink]]:
         "B3_ubiquity_risk": [low(rubric="not_ambiguous")],
         "B4_ambiguity": [low(rubric="not_ambiguous")],
         "B5_verifier_skip": [low(rubric="answer_correct")],
-        "C1_distractor_difficulty": [low(rubric="distractors_plausible"),
-                                     low(rubric="distractor_plausibility", cut=3)],
-        "C2_category_leak": [RubricLink(rubric="wine_category_leak", defect_if="high"),
-                             low(rubric="distractors_plausible")],
+        "C1_distractor_difficulty": [low(rubric="distractors_plausible"), low(rubric="distractor_plausibility", cut=3)],
+        "C2_category_leak": [
+            RubricLink(rubric="wine_category_leak", defect_if="high"),
+            low(rubric="distractors_plausible"),
+        ],
         "C3_source_swap": [low(rubric="answer_correct")],
         "C4_difficulty_audit": [low(rubric="difficulty_match")],
         "K4_judge_consensus": [low(rubric="representativeness", cut=3)],
@@ -59,31 +60,108 @@ class AuditConfig(BaseModel):
 
     # A. static
     fact_echo_fail: float = 0.65  # A3: longest-common-substring ratio at which a question copies its fact
-    vague_terms: list[str] = Field(default_factory=lambda: [
-        "some", "various", "many", "often", "generally", "typically", "arguably", "best", "famous",
-        "world-class", "which of the following is true", "according to the text", "the passage"])
+    vague_terms: list[str] = Field(
+        default_factory=lambda: [
+            "some",
+            "various",
+            "many",
+            "often",
+            "generally",
+            "typically",
+            "arguably",
+            "best",
+            "famous",
+            "world-class",
+            "which of the following is true",
+            "according to the text",
+            "the passage",
+        ]
+    )
     bias_alpha: float = 0.05  # A2 / D3: significance of chi-square and Mann-Whitney tests
     template_warn: float = 0.9  # A4: out-of-fold probability of template style at which an item warns
     human_reference: Path | None = None  # A4 negatives: JSONL with a "stem" per line; default: the corpus' LLM items
     # B. judges
     judges: list[str] = Field(default_factory=list)  # names in the spec's `models`; empty: LLM agents skip
     difficulty_judge: str | None = None  # C4; default the first judge
-    international_grapes: list[str] = Field(default_factory=lambda: [
-        "cabernet sauvignon", "merlot", "chardonnay", "pinot noir", "sauvignon blanc", "syrah", "shiraz", "riesling",
-        "grenache", "garnacha", "tempranillo", "malbec", "pinot gris", "pinot grigio", "zinfandel", "chenin blanc",
-        "semillon", "sémillon", "cabernet franc", "viognier", "gewurztraminer", "gewürztraminer", "muscat"])
+    international_grapes: list[str] = Field(
+        default_factory=lambda: [
+            "cabernet sauvignon",
+            "merlot",
+            "chardonnay",
+            "pinot noir",
+            "sauvignon blanc",
+            "syrah",
+            "shiraz",
+            "riesling",
+            "grenache",
+            "garnacha",
+            "tempranillo",
+            "malbec",
+            "pinot gris",
+            "pinot grigio",
+            "zinfandel",
+            "chenin blanc",
+            "semillon",
+            "sémillon",
+            "cabernet franc",
+            "viognier",
+            "gewurztraminer",
+            "gewürztraminer",
+            "muscat",
+        ]
+    )
     b1_dissent_escalate: float = 0.10  # B4 runs when the share of non-unanimous B1 verdicts exceeds this
     # C. deterministic
-    category_terms: dict[str, list[str]] = Field(default_factory=lambda: {
-        "sparkling": ["sparkling", "champagne", "cava", "prosecco", "crémant", "cremant", "franciacorta", "sekt",
-                      "spumante", "méthode traditionnelle", "traditional method"],
-        "fortified": ["fortified", "port", "sherry", "madeira", "marsala", "vin doux naturel"],
-        "red": ["red wine", "cabernet sauvignon", "merlot", "pinot noir", "syrah", "shiraz", "malbec", "nebbiolo",
-                "sangiovese", "tempranillo", "grenache", "zinfandel", "gamay", "barolo", "rioja"],
-        "white": ["white wine", "chardonnay", "sauvignon blanc", "riesling", "chenin blanc", "pinot grigio",
-                  "pinot gris", "viognier", "albariño", "gewürztraminer", "semillon", "chablis"],
-        "rosé": ["rosé", "rose wine", "rosado", "rosato"],
-    })
+    category_terms: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            "sparkling": [
+                "sparkling",
+                "champagne",
+                "cava",
+                "prosecco",
+                "crémant",
+                "cremant",
+                "franciacorta",
+                "sekt",
+                "spumante",
+                "méthode traditionnelle",
+                "traditional method",
+            ],
+            "fortified": ["fortified", "port", "sherry", "madeira", "marsala", "vin doux naturel"],
+            "red": [
+                "red wine",
+                "cabernet sauvignon",
+                "merlot",
+                "pinot noir",
+                "syrah",
+                "shiraz",
+                "malbec",
+                "nebbiolo",
+                "sangiovese",
+                "tempranillo",
+                "grenache",
+                "zinfandel",
+                "gamay",
+                "barolo",
+                "rioja",
+            ],
+            "white": [
+                "white wine",
+                "chardonnay",
+                "sauvignon blanc",
+                "riesling",
+                "chenin blanc",
+                "pinot grigio",
+                "pinot gris",
+                "viognier",
+                "albariño",
+                "gewürztraminer",
+                "semillon",
+                "chablis",
+            ],
+            "rosé": ["rosé", "rose wine", "rosado", "rosato"],
+        }
+    )
     distractor_cosine_fail: float = 0.95  # C1: a distractor this close to the key is a second defensible answer
     distractor_cosine_easy: float = 0.15  # C1: every distractor this far from the key makes the item trivial
     difficulty_fail_delta: int = 2  # C4: |judged tier - assigned tier| at which the item is relabelled
@@ -92,10 +170,21 @@ class AuditConfig(BaseModel):
     self_preference_warn_pp: float = 5.0  # D1: own-vs-other accuracy gap (percentage points)
     kina: KinaScreening | None = None  # KINA rule screening + consensus (None: not a KINA-style benchmark)
     # policy and calibration
-    critical: list[str] = Field(default_factory=lambda: [
-        "structure", "A1_lexical_hygiene", "A3_fact_echo", "B1_tri_judge_answer", "B3_ubiquity_risk",
-        "C2_category_leak", "D2_dedup_calibration", "K1_uniqueness", "K2_formatting", "K3_flagship_difficulty",
-        "K4_judge_consensus"])
+    critical: list[str] = Field(
+        default_factory=lambda: [
+            "structure",
+            "A1_lexical_hygiene",
+            "A3_fact_echo",
+            "B1_tri_judge_answer",
+            "B3_ubiquity_risk",
+            "C2_category_leak",
+            "D2_dedup_calibration",
+            "K1_uniqueness",
+            "K2_formatting",
+            "K3_flagship_difficulty",
+            "K4_judge_consensus",
+        ]
+    )
     kappa_advisory_below: float = 0.6  # an agent whose kappa on its primary rubric is lower only advises
     bootstrap_samples: int = 1000
     rubrics: dict[str, list[RubricLink]] = Field(default_factory=_default_rubrics)

@@ -13,10 +13,11 @@ its prompt's hash, so editing a prompt re-audits every item.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,8 +79,13 @@ def render(item: AuditItem, name: str, facts: tuple[str, ...] | None = None, **e
     options = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(item.options))
     key = LETTERS[item.answer_index] if 0 <= item.answer_index < len(item.options) else "?"
     fact_text = "\n".join(f"- {f}" for f in (item.fact_texts if facts is None else facts)) or "(none)"
-    return prompt(name).format(question=item.question, options=options, facts=fact_text, key=key,
-                               **{"flagships": "(none)", "diagnosis": "", **extra})
+    return prompt(name).format(
+        question=item.question,
+        options=options,
+        facts=fact_text,
+        key=key,
+        **{"flagships": "(none)", "diagnosis": "", **extra},
+    )
 
 
 @dataclass
@@ -89,12 +95,23 @@ class Panel:
     seed: int
     invalid: Counter[str]
 
-    async def ask(self, prompts: list[str], schema: type[BaseModel], agent: str, judges: list[ModelConfig] | None = None,
-                  sample_index: int = 0) -> list[dict[str, Any]]:
+    async def ask(
+        self,
+        prompts: list[str],
+        schema: type[BaseModel],
+        agent: str,
+        judges: list[ModelConfig] | None = None,
+        sample_index: int = 0,
+    ) -> list[dict[str, Any]]:
         """Per prompt: judge name -> parsed answer, for the judges whose output was valid."""
         judges = judges or self.judges
-        requests = [ChatRequest(model=j.name, messages=[{"role": "user", "content": p}], seed=self.seed,
-                                sample_index=sample_index) for p in prompts for j in judges]
+        requests = [
+            ChatRequest(
+                model=j.name, messages=[{"role": "user", "content": p}], seed=self.seed, sample_index=sample_index
+            )
+            for p in prompts
+            for j in judges
+        ]
         results = await self.gateway.complete_many(requests, schema)
         out: list[dict[str, Any]] = [{} for _ in prompts]
         for k, result in enumerate(results):
@@ -136,7 +153,9 @@ def _majority(answers: Collection[T], holds: Callable[[T], bool]) -> bool:
 async def _tri_judge_answer(items: list[AuditItem], ctx: AuditContext, panel: Panel) -> AgentResult:
     """B1: the panel reads question + source fact and votes on the marked-correct option."""
     votes = await panel.ask([render(i, "b1_answer") for i in items], Vote, B1_TRI_JUDGE_ANSWER.name)
-    return AgentResult([f for i, v in zip(items, votes, strict=True) if (f := _answer_verdict(B1_TRI_JUDGE_ANSWER, i, v))])
+    return AgentResult(
+        [f for i, v in zip(items, votes, strict=True) if (f := _answer_verdict(B1_TRI_JUDGE_ANSWER, i, v))]
+    )
 
 
 async def _closed_book(items: list[AuditItem], ctx: AuditContext, panel: Panel) -> AgentResult:
@@ -146,9 +165,14 @@ async def _closed_book(items: list[AuditItem], ctx: AuditContext, panel: Panel) 
     for item, v in zip(items, votes, strict=True):
         if len(v) < 2:
             continue
-        solvable = _majority(v.values(), lambda x: x.answer == _key(item))
-        findings.append(B2_CLOSED_BOOK.finding(item, "warn" if solvable else "pass",
-                                               {"votes": {j: x.answer for j, x in v.items()}, "solvable": solvable}))
+        solvable = _majority([x.answer for x in v.values()], partial(operator.eq, _key(item)))
+        findings.append(
+            B2_CLOSED_BOOK.finding(
+                item,
+                "warn" if solvable else "pass",
+                {"votes": {j: x.answer for j, x in v.items()}, "solvable": solvable},
+            )
+        )
     return AgentResult(findings)
 
 
@@ -164,9 +188,13 @@ async def _difficulty(items: list[AuditItem], ctx: AuditContext, panel: Panel) -
             continue
         tier = next(iter(a.values())).tier
         delta = abs(tier - (item.tier or tier))
-        findings.append(C4_DIFFICULTY.finding(item, "fail" if delta >= ctx.config.difficulty_fail_delta else "pass",
-                                              {"assigned": item.difficulty, "judged_tier": tier, "delta": delta,
-                                               "relabel_to": f"L{tier}"}))
+        findings.append(
+            C4_DIFFICULTY.finding(
+                item,
+                "fail" if delta >= ctx.config.difficulty_fail_delta else "pass",
+                {"assigned": item.difficulty, "judged_tier": tier, "delta": delta, "relabel_to": f"L{tier}"},
+            )
+        )
     return AgentResult(findings)
 
 
@@ -193,8 +221,13 @@ async def _ambiguity(items: list[AuditItem], ctx: AuditContext, panel: Panel) ->
         if len(a) < 2:
             continue
         ambiguous = _majority(a.values(), lambda x: len(set(x.defensible)) > 1)
-        findings.append(B4_AMBIGUITY.finding(item, "fail" if ambiguous else "pass",
-                                             {"defensible": {j: sorted(set(x.defensible)) for j, x in a.items()}}))
+        findings.append(
+            B4_AMBIGUITY.finding(
+                item,
+                "fail" if ambiguous else "pass",
+                {"defensible": {j: sorted(set(x.defensible)) for j, x in a.items()}},
+            )
+        )
     return AgentResult(findings)
 
 
@@ -232,8 +265,18 @@ async def _source_swap(items: list[AuditItem], ctx: AuditContext, panel: Panel) 
     findings, asks = [], []
     for item in items:
         key_text = item.options[item.answer_index].lower()
-        alternates = tuple(sorted({f for other in pool if other.item_id != item.item_id for f in other.fact_texts
-                                   if key_text in f.lower()} - set(item.fact_texts)))[:3]
+        alternates = tuple(
+            sorted(
+                {
+                    f
+                    for other in pool
+                    if other.item_id != item.item_id
+                    for f in other.fact_texts
+                    if key_text in f.lower()
+                }
+                - set(item.fact_texts)
+            )
+        )[:3]
         if alternates:
             asks.append((item, alternates))
         else:
@@ -241,8 +284,16 @@ async def _source_swap(items: list[AuditItem], ctx: AuditContext, panel: Panel) 
     answers = await panel.ask([render(i, "c3_source_swap", facts=a) for i, a in asks], Vote, C3_SOURCE_SWAP.name)
     for (item, alternates), votes in zip(asks, answers, strict=True):
         if (f := _answer_verdict(C3_SOURCE_SWAP, item, votes)) is not None:
-            findings.append(Finding(f.item_id, f.agent, f.agent_version, f.severity,
-                                    {**f.payload, "alternate_facts": list(alternates)}, f.input_hash))
+            findings.append(
+                Finding(
+                    f.item_id,
+                    f.agent,
+                    f.agent_version,
+                    f.severity,
+                    {**f.payload, "alternate_facts": list(alternates)},
+                    f.input_hash,
+                )
+            )
     return AgentResult(findings)
 
 
@@ -256,15 +307,21 @@ async def _consensus(items: list[AuditItem], ctx: AuditContext, panel: Panel) ->
     """K4: three judges score four feature axes and vote; the item is admitted on >= 2 yes votes."""
     assert ctx.config.kina is not None
     need = ctx.config.kina.consensus_admit
-    answers = await panel.ask([render(i, "k4_consensus", flagships=_flagship_summary(i, ctx)) for i in items],
-                              Consensus, K4_CONSENSUS.name)
+    answers = await panel.ask(
+        [render(i, "k4_consensus", flagships=_flagship_summary(i, ctx)) for i in items], Consensus, K4_CONSENSUS.name
+    )
     findings = []
     for item, a in zip(items, answers, strict=True):
         if len(a) < need:
             continue
         yes = sum(x.admit for x in a.values())
-        findings.append(K4_CONSENSUS.finding(item, "pass" if yes >= need else "fail",
-                                             {"yes": yes, "judges": {j: x.model_dump() for j, x in a.items()}}))
+        findings.append(
+            K4_CONSENSUS.finding(
+                item,
+                "pass" if yes >= need else "fail",
+                {"yes": yes, "judges": {j: x.model_dump() for j, x in a.items()}},
+            )
+        )
     return AgentResult(findings)
 
 
@@ -286,27 +343,60 @@ async def _refine(items: list[AuditItem], ctx: AuditContext, panel: Panel) -> Ag
     assert ctx.config.kina is not None
     name = ctx.config.kina.refinement_model or panel.judges[0].name
     agent_model = [j for j in panel.judges if j.name == name] or panel.judges[:1]
-    diagnoses = await panel.ask([render(i, "k5_diagnose") for i in items], Diagnosis, K5_REFINEMENT.name,
-                                judges=agent_model)
+    diagnoses = await panel.ask(
+        [render(i, "k5_diagnose") for i in items], Diagnosis, K5_REFINEMENT.name, judges=agent_model
+    )
     todo = [(i, next(iter(d.values()))) for i, d in zip(items, diagnoses, strict=True) if d]
-    revisions = await panel.ask([render(i, "k5_refine", diagnosis="; ".join(d.counter_evidence)) for i, d in todo],
-                                Revision, K5_REFINEMENT.name, judges=agent_model)
+    revisions = await panel.ask(
+        [render(i, "k5_refine", diagnosis="; ".join(d.counter_evidence)) for i, d in todo],
+        Revision,
+        K5_REFINEMENT.name,
+        judges=agent_model,
+    )
     revised = []
     for (item, diagnosis), r in zip(todo, revisions, strict=True):
         if r and (rev := next(iter(r.values()))).answer_index < len(rev.options):
-            revised.append((item, diagnosis, AuditItem(item.item_id + ":rev", rev.question, tuple(rev.options),
-                                                       rev.answer_index, item.fact_texts, len(item.options),
-                                                       item.difficulty, item.strategy, item.generator, item.group)))
+            revised.append(
+                (
+                    item,
+                    diagnosis,
+                    AuditItem(
+                        item.item_id + ":rev",
+                        rev.question,
+                        tuple(rev.options),
+                        rev.answer_index,
+                        item.fact_texts,
+                        len(item.options),
+                        item.difficulty,
+                        item.strategy,
+                        item.generator,
+                        item.group,
+                    ),
+                )
+            )
     rechecked = (await _consensus([r for *_, r in revised], ctx, panel)).findings
     consensus = {f.item_id: f.severity for f in rechecked}
     findings = []
     for item, diagnosis, rev in revised:
         static = {a.name: f.severity for a in ITEM_AGENTS if (f := a.run(rev, ctx.config)) is not None}
         cleared = consensus.get(rev.item_id) == "pass" and "fail" not in static.values()
-        findings.append(K5_REFINEMENT.finding(item, "warn", {
-            "counter_evidence": diagnosis.counter_evidence, "revision": {"question": rev.question,
-            "options": list(rev.options), "answer_index": rev.answer_index}, "reaudit": {**static,
-            K4_CONSENSUS.name: consensus.get(rev.item_id)}, "cleared": cleared, "needs_human_rescore": True}))
+        findings.append(
+            K5_REFINEMENT.finding(
+                item,
+                "warn",
+                {
+                    "counter_evidence": diagnosis.counter_evidence,
+                    "revision": {
+                        "question": rev.question,
+                        "options": list(rev.options),
+                        "answer_index": rev.answer_index,
+                    },
+                    "reaudit": {**static, K4_CONSENSUS.name: consensus.get(rev.item_id)},
+                    "cleared": cleared,
+                    "needs_human_rescore": True,
+                },
+            )
+        )
     return AgentResult(findings)
 
 
@@ -317,8 +407,17 @@ B4_AMBIGUITY = JudgeAgent("B4_ambiguity", prompt_version("b4_ambiguity"), _ambig
 B5_VERIFIER_SKIP = JudgeAgent("B5_verifier_skip", prompt_version("b1_answer"), _verifier_skip, _disputed)
 C3_SOURCE_SWAP = JudgeAgent("C3_source_swap", prompt_version("c3_source_swap"), _source_swap, _b1_b2_disagree)
 K4_CONSENSUS = JudgeAgent("K4_judge_consensus", prompt_version("k4_consensus"), _consensus, _kina)
-K5_REFINEMENT = JudgeAgent("K5_refinement", prompt_version("k5_diagnose", "k5_refine", "k4_consensus"), _refine,
-                           _returned)
+K5_REFINEMENT = JudgeAgent(
+    "K5_refinement", prompt_version("k5_diagnose", "k5_refine", "k4_consensus"), _refine, _returned
+)
 
-JUDGE_AGENTS: tuple[JudgeAgent, ...] = (B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK, C4_DIFFICULTY, B4_AMBIGUITY,
-                                        B5_VERIFIER_SKIP, C3_SOURCE_SWAP, K4_CONSENSUS, K5_REFINEMENT)
+JUDGE_AGENTS: tuple[JudgeAgent, ...] = (
+    B1_TRI_JUDGE_ANSWER,
+    B2_CLOSED_BOOK,
+    C4_DIFFICULTY,
+    B4_AMBIGUITY,
+    B5_VERIFIER_SKIP,
+    C3_SOURCE_SWAP,
+    K4_CONSENSUS,
+    K5_REFINEMENT,
+)

@@ -13,14 +13,24 @@ from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
 
-__all__ = ["inputs_hash", "load_answers", "load_audit_items", "load_advisory", "load_gold", "load_previous",
-           "store_audit", "store_calibration", "store_gold_sheet"]
+__all__ = [
+    "inputs_hash",
+    "load_answers",
+    "load_audit_items",
+    "load_advisory",
+    "load_gold",
+    "load_previous",
+    "store_audit",
+    "store_calibration",
+    "store_gold_sheet",
+]
 
 OPTIONS_BY_FORMAT = {"mcq4": 4, "pseudo_mcq10": 10}
 
 
-def load_audit_items(db: Database, spec_name: str, discipline: str, expected_options: int | None = None
-                     ) -> list[AuditItem]:
+def load_audit_items(
+    db: Database, spec_name: str, discipline: str, expected_options: int | None = None
+) -> list[AuditItem]:
     """A discipline's items with their facts' texts, generation strategy / generator, and D3's stratum (the source
     most of its facts come from, else the discipline)."""
     rows = db.query(
@@ -31,62 +41,126 @@ def load_audit_items(db: Database, spec_name: str, discipline: str, expected_opt
            LEFT JOIN item_facts l ON l.item_id = i.item_id LEFT JOIN facts f ON f.fact_id = l.fact_id
            LEFT JOIN documents d ON d.document_id = f.document_id
            WHERE i.spec = %s AND i.discipline = %s GROUP BY i.item_id, g.item_id ORDER BY i.item_id""",
-        (spec_name, discipline))
-    return [AuditItem(r["item_id"], r["question"], tuple(r["options"]), r["answer_index"], tuple(r["facts"]),
-                      expected_options or OPTIONS_BY_FORMAT.get(r["format"]), r["difficulty"], r["strategy"],
-                      r["generator"], r["stratum"]) for r in rows]
+        (spec_name, discipline),
+    )
+    return [
+        AuditItem(
+            r["item_id"],
+            r["question"],
+            tuple(r["options"]),
+            r["answer_index"],
+            tuple(r["facts"]),
+            expected_options or OPTIONS_BY_FORMAT.get(r["format"]),
+            r["difficulty"],
+            r["strategy"],
+            r["generator"],
+            r["stratum"],
+        )
+        for r in rows
+    ]
 
 
 def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:
     """The latest run's findings, each pointing at the run that judged it (for carrying it over)."""
-    run = db.scalar("SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s",
-                    (spec_name, discipline))
+    run = db.scalar(
+        "SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s", (spec_name, discipline)
+    )
     if run is None:
         return None, {}
-    rows = db.query("""SELECT item_id, agent, agent_version, severity, payload, input_hash,
+    rows = db.query(
+        """SELECT item_id, agent, agent_version, severity, payload, input_hash,
                               coalesce(carried_from, audit_run_id) AS judged_in
-                       FROM audit_findings WHERE audit_run_id = %s""", (run,))
-    return run, {(r["item_id"], r["agent"], r["agent_version"]):
-                 Finding(r["item_id"], r["agent"], r["agent_version"], r["severity"], r["payload"], r["input_hash"],
-                         r["judged_in"]) for r in rows}
+                       FROM audit_findings WHERE audit_run_id = %s""",
+        (run,),
+    )
+    return run, {
+        (r["item_id"], r["agent"], r["agent_version"]): Finding(
+            r["item_id"], r["agent"], r["agent_version"], r["severity"], r["payload"], r["input_hash"], r["judged_in"]
+        )
+        for r in rows
+    }
 
 
 def load_answers(db: Database, spec_name: str, discipline: str, families: Mapping[str, str]) -> list[Answer]:
     """Every evaluated or imported answer on the discipline's items; a model's family from the spec, else from the
     run's settings ('family'), else its name."""
-    rows = db.query("""SELECT a.item_id, r.model, r.settings ->> 'family' AS family, a.correct
+    rows = db.query(
+        """SELECT a.item_id, r.model, r.settings ->> 'family' AS family, a.correct
                        FROM evaluation_answers a JOIN evaluation_runs r USING (evaluation_run_id)
                        WHERE r.spec = %s AND r.discipline = %s AND r.kind <> 'baseline'
-                       ORDER BY a.item_id, r.model, a.sample_index""", (spec_name, discipline))
-    return [Answer(r["item_id"], r["model"], families.get(r["model"]) or r["family"] or r["model"], r["correct"])
-            for r in rows]
+                       ORDER BY a.item_id, r.model, a.sample_index""",
+        (spec_name, discipline),
+    )
+    return [
+        Answer(r["item_id"], r["model"], families.get(r["model"]) or r["family"] or r["model"], r["correct"])
+        for r in rows
+    ]
 
 
-def store_audit(db: Database, spec_name: str, discipline: str, digest: str, findings: Sequence[Finding],
-                dagster_run_id: str | None, *, corpus: Mapping[tuple[str, str], tuple[Severity, dict[str, Any]]] = {},
-                skipped: Mapping[tuple[str, str], str] = {}, actions: Sequence[Action] = ()) -> tuple[int, bool]:
+def store_audit(
+    db: Database,
+    spec_name: str,
+    discipline: str,
+    digest: str,
+    findings: Sequence[Finding],
+    dagster_run_id: str | None,
+    *,
+    corpus: Mapping[tuple[str, str], tuple[Severity, dict[str, Any]]] = {},
+    skipped: Mapping[tuple[str, str], str] = {},
+    actions: Sequence[Action] = (),
+) -> tuple[int, bool]:
     """(audit run id, whether it is new). The same inputs audited again reuse their run: no duplicate rows. A run is
     append-only: findings of earlier runs and of other agent versions are never touched."""
     with db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("""INSERT INTO audit_runs (spec, discipline, inputs_hash, dagster_run_id) VALUES (%s, %s, %s, %s)
+        cur.execute(
+            """INSERT INTO audit_runs (spec, discipline, inputs_hash, dagster_run_id) VALUES (%s, %s, %s, %s)
                        ON CONFLICT (spec, discipline, inputs_hash) DO NOTHING RETURNING audit_run_id""",
-                    (spec_name, discipline, digest, dagster_run_id))
+            (spec_name, discipline, digest, dagster_run_id),
+        )
         row = cur.fetchone()
         if row is None:
-            cur.execute("SELECT audit_run_id FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
-                        (spec_name, discipline, digest))
+            cur.execute(
+                "SELECT audit_run_id FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
+                (spec_name, discipline, digest),
+            )
             return cur.fetchone()[0], False
         run_id = row[0]
-        insert_rows(conn, "audit_findings", ("audit_run_id", "item_id", "agent", "agent_version", "severity", "payload",
-                                             "input_hash", "carried_from"),
-                    [(run_id, f.item_id, f.agent, f.agent_version, f.severity, as_json(f.payload), f.input_hash,
-                      f.carried_from) for f in findings])
-        insert_rows(conn, "audit_skips", ("audit_run_id", "agent", "agent_version", "reason"),
-                    [(run_id, a, v, reason) for (a, v), reason in skipped.items()])
-        insert_rows(conn, "audit_corpus_findings", ("audit_run_id", "agent", "agent_version", "severity", "payload"),
-                    [(run_id, a, v, s, as_json(p)) for (a, v), (s, p) in corpus.items()])
-        insert_rows(conn, "audit_policy", ("audit_run_id", "item_id", "action", "reason", "detail"),
-                    [(run_id, x.item_id, x.action, x.reason, as_json(x.detail)) for x in actions])
+        insert_rows(
+            conn,
+            "audit_findings",
+            ("audit_run_id", "item_id", "agent", "agent_version", "severity", "payload", "input_hash", "carried_from"),
+            [
+                (
+                    run_id,
+                    f.item_id,
+                    f.agent,
+                    f.agent_version,
+                    f.severity,
+                    as_json(f.payload),
+                    f.input_hash,
+                    f.carried_from,
+                )
+                for f in findings
+            ],
+        )
+        insert_rows(
+            conn,
+            "audit_skips",
+            ("audit_run_id", "agent", "agent_version", "reason"),
+            [(run_id, a, v, reason) for (a, v), reason in skipped.items()],
+        )
+        insert_rows(
+            conn,
+            "audit_corpus_findings",
+            ("audit_run_id", "agent", "agent_version", "severity", "payload"),
+            [(run_id, a, v, s, as_json(p)) for (a, v), (s, p) in corpus.items()],
+        )
+        insert_rows(
+            conn,
+            "audit_policy",
+            ("audit_run_id", "item_id", "action", "reason", "detail"),
+            [(run_id, x.item_id, x.action, x.reason, as_json(x.detail)) for x in actions],
+        )
         return run_id, True
 
 
@@ -95,46 +169,127 @@ def store_gold_sheet(db: Database, sheet: GoldSheet) -> None:
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute("DELETE FROM gold_labels WHERE sheet = %s", (sheet.name,))
         cur.execute("DELETE FROM gold_items WHERE sheet = %s", (sheet.name,))
-        insert_rows(conn, "gold_items", ("sheet", "item_ref", "question", "options", "answer_index", "facts",
-                                         "difficulty", "strategy", "generator", "stratum"),
-                    [(sheet.name, i.item_id, i.question, as_json(list(i.options)), i.answer_index,
-                      as_json(list(i.fact_texts)), i.difficulty, i.strategy, i.generator, i.group)
-                     for i in sheet.items])
-        insert_rows(conn, "gold_labels", ("sheet", "item_ref", "reviewer", "rubric", "rating"),
-                    [(sheet.name, r.item_ref, r.reviewer, r.rubric, r.rating) for r in sheet.ratings])
+        insert_rows(
+            conn,
+            "gold_items",
+            (
+                "sheet",
+                "item_ref",
+                "question",
+                "options",
+                "answer_index",
+                "facts",
+                "difficulty",
+                "strategy",
+                "generator",
+                "stratum",
+            ),
+            [
+                (
+                    sheet.name,
+                    i.item_id,
+                    i.question,
+                    as_json(list(i.options)),
+                    i.answer_index,
+                    as_json(list(i.fact_texts)),
+                    i.difficulty,
+                    i.strategy,
+                    i.generator,
+                    i.group,
+                )
+                for i in sheet.items
+            ],
+        )
+        insert_rows(
+            conn,
+            "gold_labels",
+            ("sheet", "item_ref", "reviewer", "rubric", "rating"),
+            [(sheet.name, r.item_ref, r.reviewer, r.rubric, r.rating) for r in sheet.ratings],
+        )
 
 
 def load_gold(db: Database, sheets: Iterable[str] = ()) -> tuple[list[AuditItem], list[Rating]]:
     """Gold items (imported sheets) and every rating (sheets and the review app), restricted to `sheets` if given."""
     names = list(sheets)
     where, params = ("WHERE sheet = ANY(%s)", (names,)) if names else ("", ())
-    items = [AuditItem(r["item_ref"], r["question"], tuple(r["options"]), r["answer_index"], tuple(r["facts"]), None,
-                       r["difficulty"], r["strategy"], r["generator"], r["stratum"])
-             for r in db.query(f"SELECT * FROM gold_items {where} ORDER BY sheet, item_ref", params)]
-    ratings = [Rating(r["item_ref"], r["reviewer"], r["rubric"], r["rating"]) for r in db.query(
-        f"SELECT item_ref, reviewer, rubric, rating FROM gold_labels {where} ORDER BY 1, 2, 3", params)]
+    items = [
+        AuditItem(
+            r["item_ref"],
+            r["question"],
+            tuple(r["options"]),
+            r["answer_index"],
+            tuple(r["facts"]),
+            None,
+            r["difficulty"],
+            r["strategy"],
+            r["generator"],
+            r["stratum"],
+        )
+        for r in db.query(f"SELECT * FROM gold_items {where} ORDER BY sheet, item_ref", params)
+    ]
+    ratings = [
+        Rating(r["item_ref"], r["reviewer"], r["rubric"], r["rating"])
+        for r in db.query(
+            f"SELECT item_ref, reviewer, rubric, rating FROM gold_labels {where} ORDER BY 1, 2, 3", params
+        )
+    ]
     return items, ratings
 
 
 def load_latest_findings(db: Database, spec_name: str, item_refs: Iterable[str]) -> list[Finding]:
     """The latest runs' findings on stored items that carry gold labels (review-app sheets rate items by id)."""
-    rows = db.query("""WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id FROM audit_runs WHERE spec = %s
+    rows = db.query(
+        """WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id FROM audit_runs WHERE spec = %s
                                        ORDER BY discipline, audit_run_id DESC)
                        SELECT item_id, agent, agent_version, severity FROM audit_findings JOIN latest USING (audit_run_id)
-                       WHERE item_id = ANY(%s)""", (spec_name, list(item_refs)))
+                       WHERE item_id = ANY(%s)""",
+        (spec_name, list(item_refs)),
+    )
     return [Finding(r["item_id"], r["agent"], r["agent_version"], r["severity"]) for r in rows]
 
 
 def store_calibration(db: Database, spec_name: str, rows: Sequence[KappaRow]) -> None:
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute("DELETE FROM audit_calibrations WHERE spec = %s", (spec_name,))
-        insert_rows(conn, "audit_calibrations", ("spec", "agent", "agent_version", "rubric", "n", "agent_flags",
-                                                 "human_defects", "kappa", "ci_low", "ci_high", "is_primary",
-                                                 "advisory"),
-                    [(spec_name, r.agent, r.agent_version, r.rubric, r.n, r.agent_flags, r.human_defects, r.kappa,
-                      r.ci_low, r.ci_high, r.is_primary, r.advisory) for r in rows])
+        insert_rows(
+            conn,
+            "audit_calibrations",
+            (
+                "spec",
+                "agent",
+                "agent_version",
+                "rubric",
+                "n",
+                "agent_flags",
+                "human_defects",
+                "kappa",
+                "ci_low",
+                "ci_high",
+                "is_primary",
+                "advisory",
+            ),
+            [
+                (
+                    spec_name,
+                    r.agent,
+                    r.agent_version,
+                    r.rubric,
+                    r.n,
+                    r.agent_flags,
+                    r.human_defects,
+                    r.kappa,
+                    r.ci_low,
+                    r.ci_high,
+                    r.is_primary,
+                    r.advisory,
+                )
+                for r in rows
+            ],
+        )
 
 
 def load_advisory(db: Database, spec_name: str) -> set[str]:
-    return {r["agent"] for r in db.query(
-        "SELECT DISTINCT agent FROM audit_calibrations WHERE spec = %s AND advisory", (spec_name,))}
+    return {
+        r["agent"]
+        for r in db.query("SELECT DISTINCT agent FROM audit_calibrations WHERE spec = %s AND advisory", (spec_name,))
+    }

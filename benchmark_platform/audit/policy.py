@@ -33,12 +33,30 @@ def apply_policy(findings: Iterable[Finding], config: AuditConfig, advisory: set
         if f.severity == "fail" and f.agent in critical:
             (advised if f.agent in advisory else drops)[f.item_id].append(f.agent)
         elif f.agent == RELABEL_AGENT and f.severity == "fail" and f.agent not in advisory:
-            actions.append(Action(f.item_id, "relabel", f"{f.agent}: judged tier differs by {f.payload['delta']}",
-                                  {"from": f.payload["assigned"], "to": f.payload["relabel_to"]}))
+            actions.append(
+                Action(
+                    f.item_id,
+                    "relabel",
+                    f"{f.agent}: judged tier differs by {f.payload['delta']}",
+                    {"from": f.payload["assigned"], "to": f.payload["relabel_to"]},
+                )
+            )
         elif f.agent == DISCLOSE_AGENT and f.severity == "warn":
-            actions.append(Action(f.item_id, "disclose", f"{f.agent}: closed-book solvable by the judge panel",
-                                  {"slice": "closed_book", "advisory": f.agent in advisory}))
+            actions.append(
+                Action(
+                    f.item_id,
+                    "disclose",
+                    f"{f.agent}: closed-book solvable by the judge panel",
+                    {"slice": "closed_book", "advisory": f.agent in advisory},
+                )
+            )
     for item_id, agents in drops.items():
-        actions.append(Action(item_id, "drop", "critical failure: " + ", ".join(sorted(set(agents))),
-                              {"agents": sorted(set(agents)), "advisory_failures": sorted(set(advised[item_id]))}))
+        actions.append(
+            Action(
+                item_id,
+                "drop",
+                "critical failure: " + ", ".join(sorted(set(agents))),
+                {"agents": sorted(set(agents)), "advisory_failures": sorted(set(advised[item_id]))},
+            )
+        )
     return sorted(actions, key=lambda a: (a.item_id, a.action))

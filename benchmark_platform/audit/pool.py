@@ -77,15 +77,21 @@ def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     """A2: chi-square of the key's position against uniform; Mann-Whitney U of key versus distractor lengths."""
     # pseudo-MCQ options are combinations of the same statements ("1, 2 and 5" vs "1, 3 and 5"): their embeddings
     # are near by construction, so C1's distance test does not apply to them (KINA's validator covers them)
-    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and 1 < len(i.options)
-             and i.expected_options != PSEUDO_MCQ_OPTIONS]
+    valid = [
+        i
+        for i in items
+        if 0 <= i.answer_index < len(i.options) and 1 < len(i.options) and i.expected_options != PSEUDO_MCQ_OPTIONS
+    ]
     findings = []
     for item in valid:
         key_len = len(item.options[item.answer_index])
         others = [len(o) for j, o in enumerate(item.options) if j != item.answer_index]
         cue = key_len > max(others) and key_len >= 1.5 * (sum(others) / len(others))
-        findings.append(A2_BIAS_STATS.finding(item, "warn" if cue else "pass",
-                                             {"key_length": key_len, "longest_distractor": max(others)}))
+        findings.append(
+            A2_BIAS_STATS.finding(
+                item, "warn" if cue else "pass", {"key_length": key_len, "longest_distractor": max(others)}
+            )
+        )
     if len(valid) < MIN_ITEMS_FOR_STATS:
         return AgentResult(findings, ("pass", {"note": f"{len(valid)} items: too few for the tests"}))
     width = Counter(len(i.options) for i in valid).most_common(1)[0][0]
@@ -95,9 +101,15 @@ def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     distractors = [len(o) for i in valid for j, o in enumerate(i.options) if j != i.answer_index]
     length_p = float(stats.mannwhitneyu(keys, distractors, alternative="two-sided").pvalue)
     alpha = ctx.config.bias_alpha
-    payload = {"position_counts": positions.tolist(), "position_p": position_p, "length_p": length_p,
-               "position_skew": _significant(position_p, alpha), "length_skew": _significant(length_p, alpha),
-               "median_key_length": float(np.median(keys)), "median_distractor_length": float(np.median(distractors))}
+    payload = {
+        "position_counts": positions.tolist(),
+        "position_p": position_p,
+        "length_p": length_p,
+        "position_skew": _significant(position_p, alpha),
+        "length_skew": _significant(length_p, alpha),
+        "median_key_length": float(np.median(keys)),
+        "median_distractor_length": float(np.median(distractors)),
+    }
     skewed = payload["position_skew"] or payload["length_skew"]
     return AgentResult(findings, ("warn" if skewed else "pass", payload))
 
@@ -137,26 +149,45 @@ def _template_fingerprint(items: list[AuditItem], ctx: AuditContext) -> AgentRes
         negatives, source, extra = [i.question for i in others], "corpus_non_template_items", []
     folds = min(5, len(positives), len(negatives))
     if folds < 2:
-        return AgentResult(skipped=f"needs >= 2 template items and >= 2 negatives ({source}); "
-                                   f"got {len(positives)} and {len(negatives)}")
+        return AgentResult(
+            skipped=f"needs >= 2 template items and >= 2 negatives ({source}); "
+            f"got {len(positives)} and {len(negatives)}"
+        )
     train = [i.question for i in positives] + negatives
     features = CountVectorizer(analyzer=lambda b: b, binary=True).fit_transform(
-        pos_bigrams(train + [i.question for i in extra]))
-    x_train, x_extra = features[:len(train)], features[len(train):]
+        pos_bigrams(train + [i.question for i in extra])
+    )
+    x_train, x_extra = features[: len(train)], features[len(train) :]
     labels = np.array([True] * len(positives) + [False] * len(negatives))
     model = LogisticRegression(max_iter=1000)
-    oof = cross_val_predict(model, x_train, labels, cv=StratifiedKFold(folds, shuffle=True, random_state=0),
-                            method="predict_proba")[:, 1]
+    oof = cross_val_predict(
+        model, x_train, labels, cv=StratifiedKFold(folds, shuffle=True, random_state=0), method="predict_proba"
+    )[:, 1]
     scored = list(zip(positives, oof, strict=False))
     if ctx.human_reference:
         scored += zip(extra, model.fit(x_train, labels).predict_proba(x_extra)[:, 1], strict=True) if extra else []
     else:
-        scored += zip(others, oof[len(positives):], strict=True)
-    findings = [A4_TEMPLATE_FINGERPRINT.finding(item, "warn" if p >= ctx.config.template_warn else "pass",
-                                                {"template_probability": round(float(p), 4)}) for item, p in scored]
+        scored += zip(others, oof[len(positives) :], strict=True)
+    findings = [
+        A4_TEMPLATE_FINGERPRINT.finding(
+            item, "warn" if p >= ctx.config.template_warn else "pass", {"template_probability": round(float(p), 4)}
+        )
+        for item, p in scored
+    ]
     auc = float(roc_auc_score(labels, oof))
-    return AgentResult(findings, ("pass", {"heldout_auc": round(auc, 4), "folds": folds, "positives": len(positives),
-                                           "negatives": len(negatives), "negatives_source": source}))
+    return AgentResult(
+        findings,
+        (
+            "pass",
+            {
+                "heldout_auc": round(auc, 4),
+                "folds": folds,
+                "positives": len(positives),
+                "negatives": len(negatives),
+                "negatives_source": source,
+            },
+        ),
+    )
 
 
 def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
@@ -169,8 +200,9 @@ def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     expected = observed.sum() / len(observed)
     over = sorted(g for g, n in counts.items() if (n - expected) / np.sqrt(expected) > 2)  # Pearson residual > 2
     severity: Severity = "fail" if _significant(p, ctx.config.bias_alpha) and over else "pass"
-    return AgentResult(corpus=(severity, {"p": p, "strata": len(counts), "over_represented": over,
-                                          "top": counts.most_common(5)}))
+    return AgentResult(
+        corpus=(severity, {"p": p, "strata": len(counts), "over_represented": over, "top": counts.most_common(5)})
+    )
 
 
 def _self_preference(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
@@ -181,8 +213,9 @@ def _self_preference(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
         generated_by = family_of_item.get(a.item_id)
         if generated_by is not None:
             acc[a.family][generated_by == a.family].append(a.correct)
-    gaps = {fam: round(100 * (np.mean(v[True]) - np.mean(v[False])), 2)
-            for fam, v in acc.items() if v[True] and v[False]}
+    gaps = {
+        fam: round(100 * (np.mean(v[True]) - np.mean(v[False])), 2) for fam, v in acc.items() if v[True] and v[False]
+    }
     if not gaps:
         return AgentResult(skipped="no evaluated model shares a family with a generator of these items")
     flagged = sorted(f for f, g in gaps.items() if abs(g) >= ctx.config.self_preference_warn_pp)
@@ -203,30 +236,34 @@ def nearest_earlier(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     cos = np.full(n, -np.inf, dtype=np.float32)
     block = 1024
     for start in range(0, n, block):
-        sims = vectors[start:start + block] @ vectors.T
+        sims = vectors[start : start + block] @ vectors.T
         rows = np.arange(sims.shape[0])
         sims[np.arange(n)[None, :] >= (start + rows)[:, None]] = -np.inf  # only earlier items
         idx = sims.argmax(axis=1)
-        best[start:start + len(rows)] = np.where(np.isfinite(sims[rows, idx]), idx, -1)
-        cos[start:start + len(rows)] = sims[rows, idx]
+        best[start : start + len(rows)] = np.where(np.isfinite(sims[rows, idx]), idx, -1)
+        cos[start : start + len(rows)] = sims[rows, idx]
     return best, cos
 
 
-def _near_duplicates(agent: PoolAgent, items: list[AuditItem], ctx: AuditContext, threshold: float,
-                     check_options: bool) -> AgentResult:
+def _near_duplicates(
+    agent: PoolAgent, items: list[AuditItem], ctx: AuditContext, threshold: float, check_options: bool
+) -> AgentResult:
     ordered = sorted(items, key=lambda i: i.item_id)  # the earliest id of a cluster is kept
     best, cos = nearest_earlier(_vectors(ctx, [i.question for i in ordered]))
     findings = []
     for k, item in enumerate(ordered):
         dup_options = check_options and len({_norm(o) for o in item.options}) != len(item.options)
         near = bool(best[k] >= 0 and cos[k] >= threshold)
-        payload = {"nearest": ordered[best[k]].item_id if best[k] >= 0 else None,
-                   "cosine": round(float(cos[k]), 4) if best[k] >= 0 else None}
+        payload = {
+            "nearest": ordered[best[k]].item_id if best[k] >= 0 else None,
+            "cosine": round(float(cos[k]), 4) if best[k] >= 0 else None,
+        }
         if check_options:
             payload["duplicate_options"] = dup_options
         findings.append(agent.finding(item, "fail" if near or dup_options else "pass", payload))
-    return AgentResult(findings, ("pass", {"threshold": threshold,
-                                           "flagged": sum(f.severity == "fail" for f in findings)}))
+    return AgentResult(
+        findings, ("pass", {"threshold": threshold, "flagged": sum(f.severity == "fail" for f in findings)})
+    )
 
 
 def _dedup(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
@@ -254,19 +291,32 @@ def _distractor_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentRe
     answer (fail); distractors all far from the key make the item trivial (warn)."""
     # pseudo-MCQ options are combinations of the same statements ("1, 2 and 5" vs "1, 3 and 5"): their embeddings
     # are near by construction, so C1's distance test does not apply to them (KINA's validator covers them)
-    valid = [i for i in items if 0 <= i.answer_index < len(i.options) and 1 < len(i.options)
-             and i.expected_options != PSEUDO_MCQ_OPTIONS]
+    valid = [
+        i
+        for i in items
+        if 0 <= i.answer_index < len(i.options) and 1 < len(i.options) and i.expected_options != PSEUDO_MCQ_OPTIONS
+    ]
     flat = [o for i in valid for o in i.options]
     vectors = _vectors(ctx, flat) if flat else np.zeros((0, 1), dtype=np.float32)
     findings, at = [], 0
     for item in valid:
-        v = vectors[at:at + len(item.options)]
+        v = vectors[at : at + len(item.options)]
         at += len(item.options)
         sims = np.delete(v @ v[item.answer_index], item.answer_index)
-        severity: Severity = ("fail" if sims.max() >= ctx.config.distractor_cosine_fail else
-                              "warn" if sims.max() < ctx.config.distractor_cosine_easy else "pass")
-        findings.append(C1_DISTRACTOR_DIFFICULTY.finding(item, severity, {
-            "max_cosine_to_key": round(float(sims.max()), 4), "mean_cosine_to_key": round(float(sims.mean()), 4)}))
+        severity: Severity = (
+            "fail"
+            if sims.max() >= ctx.config.distractor_cosine_fail
+            else "warn"
+            if sims.max() < ctx.config.distractor_cosine_easy
+            else "pass"
+        )
+        findings.append(
+            C1_DISTRACTOR_DIFFICULTY.finding(
+                item,
+                severity,
+                {"max_cosine_to_key": round(float(sims.max()), 4), "mean_cosine_to_key": round(float(sims.mean()), 4)},
+            )
+        )
     return AgentResult(findings)
 
 
@@ -292,10 +342,18 @@ def _flagship_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResu
     for item in items:
         per_model = {m: sum(v) * 2 > len(v) for m, v in votes.get(item.item_id, {}).items()}
         wrong = sum(not c for c in per_model.values())
-        severity: Severity = ("pass" if wrong >= kina.min_flagships_wrong else
-                              "warn" if len(per_model) < kina.min_flagships_answered else "fail")
-        findings.append(K3_FLAGSHIP_DIFFICULTY.finding(item, severity, {"flagships_answered": len(per_model),
-                                                                        "flagships_wrong": wrong}))
+        severity: Severity = (
+            "pass"
+            if wrong >= kina.min_flagships_wrong
+            else "warn"
+            if len(per_model) < kina.min_flagships_answered
+            else "fail"
+        )
+        findings.append(
+            K3_FLAGSHIP_DIFFICULTY.finding(
+                item, severity, {"flagships_answered": len(per_model), "flagships_wrong": wrong}
+            )
+        )
     return AgentResult(findings)
 
 
@@ -326,6 +384,13 @@ D2_DEDUP_CALIBRATION = PoolAgent("D2_dedup_calibration", "1", _dedup, _cluster_s
 K1_UNIQUENESS = PoolAgent("K1_uniqueness", "1", _uniqueness, _kina_only)
 K3_FLAGSHIP_DIFFICULTY = PoolAgent("K3_flagship_difficulty", "1", _flagship_difficulty, _kina_only)
 
-POOL_AGENTS: tuple[PoolAgent, ...] = (A2_BIAS_STATS, A4_TEMPLATE_FINGERPRINT, D3_SKEW_AUDIT, D1_SELF_PREFERENCE,
-                                      C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION, K1_UNIQUENESS,
-                                      K3_FLAGSHIP_DIFFICULTY)
+POOL_AGENTS: tuple[PoolAgent, ...] = (
+    A2_BIAS_STATS,
+    A4_TEMPLATE_FINGERPRINT,
+    D3_SKEW_AUDIT,
+    D1_SELF_PREFERENCE,
+    C1_DISTRACTOR_DIFFICULTY,
+    D2_DEDUP_CALIBRATION,
+    K1_UNIQUENESS,
+    K3_FLAGSHIP_DIFFICULTY,
+)

@@ -30,8 +30,9 @@ def agent_versions(agents: Iterable[AnyAgent] = AGENTS) -> list[tuple[str, str]]
     return [(a.name, a.version) for a in agents]
 
 
-def inputs_hash(items: Sequence[AuditItem], agents: Iterable[Agent | PoolAgent | JudgeAgent] = AGENTS,
-                settings: str = "") -> str:
+def inputs_hash(
+    items: Sequence[AuditItem], agents: Iterable[Agent | PoolAgent | JudgeAgent] = AGENTS, settings: str = ""
+) -> str:
     """Same items, agent versions and settings (thresholds, judges): same audit run."""
     payload = json.dumps([sorted((i.item_id, i.input_hash) for i in items), agent_versions(agents), settings])
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -52,7 +53,9 @@ class AuditOutcome:
         return {f.item_id for f in self.findings if f.carried_from is None and f.agent in item_level}
 
 
-def _carry(agent: AnyAgent, items: list[AuditItem], previous: PreviousFindings) -> tuple[list[AuditItem], list[Finding]]:
+def _carry(
+    agent: AnyAgent, items: list[AuditItem], previous: PreviousFindings
+) -> tuple[list[AuditItem], list[Finding]]:
     fresh, carried = [], []
     for item in items:
         prev = previous.get((item.item_id, agent.name, agent.version))
@@ -63,9 +66,15 @@ def _carry(agent: AnyAgent, items: list[AuditItem], previous: PreviousFindings) 
     return fresh, carried
 
 
-async def run_audit(items: list[AuditItem], ctx: AuditContext, previous: PreviousFindings | None = None,
-                    gateway: Gateway | None = None, judges: Sequence[ModelConfig] = (), seed: int = 0,
-                    agents: Sequence[AnyAgent] = AGENTS) -> AuditOutcome:
+async def run_audit(
+    items: list[AuditItem],
+    ctx: AuditContext,
+    previous: PreviousFindings | None = None,
+    gateway: Gateway | None = None,
+    judges: Sequence[ModelConfig] = (),
+    seed: int = 0,
+    agents: Sequence[AnyAgent] = AGENTS,
+) -> AuditOutcome:
     previous = previous or {}
     ctx.pool = items
     out = AuditOutcome()

@@ -10,14 +10,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING
-from benchmark_platform.audit.calibration import (KappaRow, advisory_agents, calibrate, human_defects,
-                                                  read_gold_sheet)
+from benchmark_platform.audit.calibration import KappaRow, advisory_agents, calibrate, human_defects, read_gold_sheet
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
-from benchmark_platform.audit.persist import (load_advisory, load_answers, load_audit_items, load_gold,
-                                              load_latest_findings, load_previous, store_audit, store_calibration)
+from benchmark_platform.audit.persist import (
+    load_advisory,
+    load_answers,
+    load_audit_items,
+    load_gold,
+    load_latest_findings,
+    load_previous,
+    store_audit,
+    store_calibration,
+)
 from benchmark_platform.audit.policy import Action, apply_policy
-from benchmark_platform.audit.pool import (C1_DISTRACTOR_DIFFICULTY, D2_DEDUP_CALIBRATION, AuditContext,
-                                           load_human_reference)
+from benchmark_platform.audit.pool import (
+    C1_DISTRACTOR_DIFFICULTY,
+    D2_DEDUP_CALIBRATION,
+    AuditContext,
+    load_human_reference,
+)
 from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
 from benchmark_platform.llm.config import ModelConfig
@@ -48,27 +59,44 @@ def judges(spec: BenchmarkSpec) -> list[ModelConfig]:
 def _context(spec: BenchmarkSpec, embedder: Embedder | None) -> AuditContext:
     path = spec.audit.human_reference
     reference = load_human_reference(path if path.is_absolute() else spec.directory / path) if path else ()
-    return AuditContext(spec.audit, embedder, human_reference=reference,
-                        generator_families={m.name: m.family for m in spec.models})
+    return AuditContext(
+        spec.audit, embedder, human_reference=reference, generator_families={m.name: m.family for m in spec.models}
+    )
 
 
 def settings_digest(spec: BenchmarkSpec) -> str:
     return json.dumps(spec.audit.model_dump(mode="json"), sort_keys=True)
 
 
-async def audit_discipline(db: Database, spec: BenchmarkSpec, discipline: str, embedder: Embedder | None,
-                           gateway: Gateway | None = None, dagster_run_id: str | None = None,
-                           agents: Sequence[AnyAgent] = AGENTS) -> DisciplineAudit:
+async def audit_discipline(
+    db: Database,
+    spec: BenchmarkSpec,
+    discipline: str,
+    embedder: Embedder | None,
+    gateway: Gateway | None = None,
+    dagster_run_id: str | None = None,
+    agents: Sequence[AnyAgent] = AGENTS,
+) -> DisciplineAudit:
     items = load_audit_items(db, spec.name, discipline)
     _, previous = load_previous(db, spec.name, discipline)
     ctx = _context(spec, embedder)
     ctx.answers = load_answers(db, spec.name, discipline, ctx.generator_families)
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
     actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
-    digest = inputs_hash(items, agents, settings_digest(spec) + json.dumps(sorted(
-        (a.item_id, a.model, a.correct) for a in ctx.answers)))
-    run_id, new = store_audit(db, spec.name, discipline, digest, outcome.findings, dagster_run_id,
-                              corpus=outcome.corpus, skipped=outcome.skipped, actions=actions)
+    digest = inputs_hash(
+        items, agents, settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in ctx.answers))
+    )
+    run_id, new = store_audit(
+        db,
+        spec.name,
+        discipline,
+        digest,
+        outcome.findings,
+        dagster_run_id,
+        corpus=outcome.corpus,
+        skipped=outcome.skipped,
+        actions=actions,
+    )
     return DisciplineAudit(run_id, new, len(items), outcome, actions)
 
 
@@ -84,8 +112,9 @@ async def calibrate_spec(db: Database, spec: BenchmarkSpec, embedder: Embedder |
     return rows
 
 
-async def sheet_kappa_report(paths: Sequence[Path], spec: BenchmarkSpec, embedder: Embedder | None,
-                             human_reference: Path | None = None) -> tuple[list[KappaRow], set[str]]:
+async def sheet_kappa_report(
+    paths: Sequence[Path], spec: BenchmarkSpec, embedder: Embedder | None, human_reference: Path | None = None
+) -> tuple[list[KappaRow], set[str]]:
     """Kappa of the agents that need no frontier model on gold sheets read from files (nothing stored); the
     escalation-gated deterministic agents (C1, D2) run on every item here, so that they are calibrated too."""
     sheets = [read_gold_sheet(p, reviewer=p.stem) for p in paths]
@@ -95,15 +124,17 @@ async def sheet_kappa_report(paths: Sequence[Path], spec: BenchmarkSpec, embedde
         ctx.human_reference = load_human_reference(human_reference)
     ungated = [dataclasses.replace(a, gate=None) if a in ESCALATED else a for a in AGENTS]  # calibrate them all
     findings = (await run_audit(items, ctx, agents=ungated)).findings
-    rows = calibrate(findings, human_defects([r for s in sheets for r in s.ratings], spec.audit), spec.audit,
-                     spec.seed)
+    rows = calibrate(findings, human_defects([r for s in sheets for r in s.ratings], spec.audit), spec.audit, spec.seed)
     return rows, advisory_agents(rows)
 
 
 def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
     """Item-level agents that judge every item: a missing or outdated finding of one of them makes the item stale."""
-    agents = [*DETERMINISTIC_AGENTS, *([K2_FORMATTING] if spec.audit.kina else []),
-              *([B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK] if spec.audit.judges else [])]
+    agents = [
+        *DETERMINISTIC_AGENTS,
+        *([K2_FORMATTING] if spec.audit.kina else []),
+        *([B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK] if spec.audit.judges else []),
+    ]
     return [(a.name, a.version) for a in agents]
 
 
@@ -113,5 +144,8 @@ def stale_items(db: Database, spec: BenchmarkSpec, discipline: str) -> list[str]
     items = load_audit_items(db, spec.name, discipline)
     _, previous = load_previous(db, spec.name, discipline)
     tracked = tracked_agents(spec)
-    return [i.item_id for i in items
-            if any((f := previous.get((i.item_id, a, v))) is None or f.input_hash != i.input_hash for a, v in tracked)]
+    return [
+        i.item_id
+        for i in items
+        if any((f := previous.get((i.item_id, a, v))) is None or f.input_hash != i.input_hash for a, v in tracked)
+    ]

@@ -25,9 +25,11 @@ CELERY_QUEUE = "dagster"  # the queue dagster-celery routes steps to
 def write_dagster_home(home: Path, storage_url: str) -> Path:
     """A DAGSTER_HOME whose run, event-log and schedule storage live in `storage_url` (PostgreSQL)."""
     home.mkdir(parents=True, exist_ok=True)
-    config = {"storage": {"postgres": {"postgres_url": storage_url}},
-              "run_coordinator": {"module": "dagster._core.run_coordinator", "class": "DefaultRunCoordinator"},
-              "telemetry": {"enabled": False}}
+    config = {
+        "storage": {"postgres": {"postgres_url": storage_url}},
+        "run_coordinator": {"module": "dagster._core.run_coordinator", "class": "DefaultRunCoordinator"},
+        "telemetry": {"enabled": False},
+    }
     (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return home
 
@@ -38,7 +40,9 @@ def write_celery_config(directory: Path, broker: str, preload: tuple[str, ...] =
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "dagster_celery_config.py").write_text(
         f"broker_url = {broker!r}\nresult_backend = {broker!r}\nimports = {list(preload)!r}\n"
-        "task_acks_late = True\nworker_prefetch_multiplier = 1\n", encoding="utf-8")
+        "task_acks_late = True\nworker_prefetch_multiplier = 1\n",
+        encoding="utf-8",
+    )
     return directory
 
 
@@ -64,21 +68,47 @@ class Workers:
 
 
 @contextmanager
-def celery_workers(count: int, broker: str, dagster_home: Path, env: dict[str, str], log_dir: Path,
-                   preload: tuple[str, ...] = ()) -> Iterator[Workers]:
+def celery_workers(
+    count: int, broker: str, dagster_home: Path, env: dict[str, str], log_dir: Path, preload: tuple[str, ...] = ()
+) -> Iterator[Workers]:
     """Start `count` workers (`w1@bench` ...) on the dagster queue; stops them on exit. They start in the background:
     call `wait_ready()` before work whose spread over the workers matters."""
     config_dir = write_celery_config(log_dir / "celery_config", broker, preload)
-    worker_env = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home),
-                  "PYTHONPATH": os.pathsep.join([str(config_dir), str(PROJECT_ROOT)])}
+    worker_env = {
+        **os.environ,
+        **env,
+        "DAGSTER_HOME": str(dagster_home),
+        "PYTHONPATH": os.pathsep.join([str(config_dir), str(PROJECT_ROOT)]),
+    }
     workers = Workers([f"w{n}@bench" for n in range(1, count + 1)], [], log_dir)
     try:
         for name in workers.names:
             log = workers.log(name).open("w")
-            workers.processes.append(subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "-Q", CELERY_QUEUE,
-                 "--prefetch-multiplier=1", "--concurrency=1", "-n", name, "--without-gossip", "--without-mingle",
-                 "--loglevel=INFO"], env=worker_env, stdout=log, stderr=subprocess.STDOUT, cwd=log_dir))
+            workers.processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "dagster_celery.app",
+                        "worker",
+                        "-Q",
+                        CELERY_QUEUE,
+                        "--prefetch-multiplier=1",
+                        "--concurrency=1",
+                        "-n",
+                        name,
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--loglevel=INFO",
+                    ],
+                    env=worker_env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=log_dir,
+                )
+            )
         yield workers
     finally:
         for process in workers.processes:

@@ -15,8 +15,9 @@ def available() -> list[str]:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in available():
-        print(f"usage: python -m benchmark_platform.bench NAME [args]; NAME in: {', '.join(available())}",
-              file=sys.stderr)
+        print(
+            f"usage: python -m benchmark_platform.bench NAME [args]; NAME in: {', '.join(available())}", file=sys.stderr
+        )
         return 2
     module = importlib.import_module(f"{bench_package.__name__}.{argv[0]}")
     sys.argv = [f"benchmark_platform.bench.{argv[0]}", *argv[1:]]

@@ -28,15 +28,25 @@ from benchmark_platform.analysis import (
     wide,
 )
 from benchmark_platform.analysis.stability import DEFAULT_RATES, top_k
-from benchmark_platform.evaluation import read_mmlu_pro_matrices, read_mmlu_pro_items
+from benchmark_platform.evaluation import read_mmlu_pro_items, read_mmlu_pro_matrices
 
 SEED = 20261129
 B = 1000
 REPEATS = 5
 # KINA's 899 items per discipline, read off the denominators of Table 3 (avg@4) and Figure 2's shares.
 KINA_DISCIPLINES = {
-    "Agronomy": 40, "Economics": 34, "Education": 31, "Engineering": 308, "History": 13, "Law": 65,
-    "Literature & Arts": 65, "Management": 29, "Medicine": 81, "Philosophy": 13, "Science": 201, "Sociology": 19,
+    "Agronomy": 40,
+    "Economics": 34,
+    "Education": 31,
+    "Engineering": 308,
+    "History": 13,
+    "Law": 65,
+    "Literature & Arts": 65,
+    "Management": 29,
+    "Medicine": 81,
+    "Philosophy": 13,
+    "Science": 201,
+    "Sociology": 19,
 }
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -43,13 +43,28 @@ N_ITEMS, LLM_ITEMS, CONCURRENCY, LATENCY_S = 10_000, 400, 64, 0.2
 
 
 def mmlu_pro_items(n: int) -> list[AuditItem]:
-    records = [json.loads(line) for path in sorted(MMLU_PRO.glob("*.jsonl"))
-               for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    records = [
+        json.loads(line)
+        for path in sorted(MMLU_PRO.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").split("\n")
+        if line.strip()
+    ]
     records.sort(key=lambda r: r["question_id"])
-    return [AuditItem(f"mmlu_pro_{r['question_id']}", r["question"], tuple(r["options"]), r["answer_index"],
-                      (f"The answer is {r['options'][r['answer_index']]}.",), len(r["options"]), None,
-                      "fact_to_question" if r["src"].startswith("ori_mmlu") else "template", None, r["category"])
-            for r in records[:n]]
+    return [
+        AuditItem(
+            f"mmlu_pro_{r['question_id']}",
+            r["question"],
+            tuple(r["options"]),
+            r["answer_index"],
+            (f"The answer is {r['options'][r['answer_index']]}.",),
+            len(r["options"]),
+            None,
+            "fact_to_question" if r["src"].startswith("ori_mmlu") else "template",
+            None,
+            r["category"],
+        )
+        for r in records[:n]
+    ]
 
 
 class _Timed:
@@ -71,8 +86,9 @@ class _Timed:
             finally:
                 self.seconds[agent.name] = self.seconds.get(agent.name, 0.0) + time.perf_counter() - t0
 
-        changes = {field: timed} | ({"gate": None} if isinstance(agent, PoolAgent) and agent.name[:2] in ("C1", "D2")
-                                    else {})
+        changes = {field: timed} | (
+            {"gate": None} if isinstance(agent, PoolAgent) and agent.name[:2] in ("C1", "D2") else {}
+        )
         return dataclasses.replace(agent, **changes)
 
 
@@ -91,17 +107,33 @@ def llm_throughput(items: list[AuditItem]) -> float:
     server = ScriptedProcess(Script(default_reply='{"answer": "A"}', latency=Latency(mean_s=LATENCY_S)))
     db, admin_url = _fresh_database()
     try:
-        judges = [ModelConfig(name=f"judge_{k}", family=f"f{k}", base_url=server.base_url, provider="loopback",
-                              model=f"m{k}", max_tokens=8, max_concurrency=CONCURRENCY) for k in range(3)]
+        judges = [
+            ModelConfig(
+                name=f"judge_{k}",
+                family=f"f{k}",
+                base_url=server.base_url,
+                provider="loopback",
+                model=f"m{k}",
+                max_tokens=8,
+                max_concurrency=CONCURRENCY,
+            )
+            for k in range(3)
+        ]
         tag = uuid.uuid4().hex  # fresh prompts: nothing answered from the cache
         fresh = [dataclasses.replace(i, question=f"{i.question} [{tag}]") for i in items]
 
         async def go() -> tuple[float, int]:
-            async with Gateway(judges, GatewaySettings(), db, run_id="bench-audit",
-                               journal_dir=Path(tempfile.mkdtemp(prefix="audit_journal_"))) as gateway:
+            async with Gateway(
+                judges,
+                GatewaySettings(),
+                db,
+                run_id="bench-audit",
+                journal_dir=Path(tempfile.mkdtemp(prefix="audit_journal_")),
+            ) as gateway:
                 t0 = time.perf_counter()
-                out = await run_audit(fresh, AuditContext(AuditConfig()), gateway=gateway, judges=judges,
-                                      agents=[B1_TRI_JUDGE_ANSWER])
+                await run_audit(
+                    fresh, AuditContext(AuditConfig()), gateway=gateway, judges=judges, agents=[B1_TRI_JUDGE_ANSWER]
+                )
                 wall = time.perf_counter() - t0
             return wall, gateway.totals.status["ok"]
 
@@ -118,13 +150,23 @@ def main() -> None:
     items = mmlu_pro_items(N_ITEMS)
     seconds, cpu, per_agent, out = deterministic(items)
     ratios = [llm_throughput(items[:LLM_ITEMS]) for _ in range(3)]  # median of 3: one 4 s run moves by +-0.03
-    print(json.dumps({"bench": "audit", "items": len(items), "deterministic_agents_seconds": round(seconds, 2),
-                      "deterministic_agents_cpu_seconds": round(cpu, 2), "findings": len(out.findings),
-                      "a4_heldout_auc": out.corpus[("A4_template_fingerprint", "1")][1]["heldout_auc"],
-                      "per_agent_seconds": {k: round(v, 2) for k, v in sorted(per_agent.items())},
-                      "llm_items": LLM_ITEMS, "llm_calls": 3 * LLM_ITEMS,
-                      "llm_throughput_over_bound": round(statistics.median(ratios), 3),
-                      "llm_throughput_over_bound_runs": [round(r, 3) for r in ratios]}))
+    print(
+        json.dumps(
+            {
+                "bench": "audit",
+                "items": len(items),
+                "deterministic_agents_seconds": round(seconds, 2),
+                "deterministic_agents_cpu_seconds": round(cpu, 2),
+                "findings": len(out.findings),
+                "a4_heldout_auc": out.corpus[("A4_template_fingerprint", "1")][1]["heldout_auc"],
+                "per_agent_seconds": {k: round(v, 2) for k, v in sorted(per_agent.items())},
+                "llm_items": LLM_ITEMS,
+                "llm_calls": 3 * LLM_ITEMS,
+                "llm_throughput_over_bound": round(statistics.median(ratios), 3),
+                "llm_throughput_over_bound_runs": [round(r, 3) for r in ratios],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

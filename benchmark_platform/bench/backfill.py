@@ -33,8 +33,13 @@ from benchmark_platform.audit.stage import audit_discipline
 from benchmark_platform.automation.workers import celery_workers, write_dagster_home
 from benchmark_platform.defs.automation.executors import benchmark_executor
 from benchmark_platform.defs.automation.requests import RANGE_END, RANGE_START
-from benchmark_platform.defs.common import (DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions,
-                                            key)
+from benchmark_platform.defs.common import (
+    DatabaseResource,
+    EmbedderResource,
+    counts_metadata,
+    discipline_partitions,
+    key,
+)
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, insert_rows, migrate
@@ -54,12 +59,37 @@ def seed_items(db: Database, spec: BenchmarkSpec, disciplines: list[str] | None 
     for n, record in enumerate(_mmlu_pro_items()):
         discipline = cycle[n % len(cycle)]
         if discipline in wanted:
-            rows.append((f"mmlupro-{record['question_id']}", spec.name, discipline, "pseudo_mcq10", record["question"],
-                         json.dumps(record["options"]), record["answer_index"], "", record["category"]))
+            rows.append(
+                (
+                    f"mmlupro-{record['question_id']}",
+                    spec.name,
+                    discipline,
+                    "pseudo_mcq10",
+                    record["question"],
+                    json.dumps(record["options"]),
+                    record["answer_index"],
+                    "",
+                    record["category"],
+                )
+            )
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute("DELETE FROM items WHERE spec = %s AND discipline = ANY(%s)", (spec.name, sorted(wanted)))
-        insert_rows(conn, "items", ("item_id", "spec", "discipline", "format", "question", "options", "answer_index",
-                                    "explanation", "difficulty"), rows)
+        insert_rows(
+            conn,
+            "items",
+            (
+                "item_id",
+                "spec",
+                "discipline",
+                "format",
+                "question",
+                "options",
+                "answer_index",
+                "explanation",
+                "difficulty",
+            ),
+            rows,
+        )
     return len(rows)
 
 
@@ -70,6 +100,7 @@ def _leaf_weights(spec: BenchmarkSpec) -> list[tuple[str, int]]:
                 yield from walk(node.children)
             else:
                 yield node.leaf_key, node.items or 1
+
     return list(walk(spec.taxonomy))
 
 
@@ -89,17 +120,24 @@ def audit_partition(db: Database, spec: BenchmarkSpec, discipline: str, run_id: 
 def stage_definitions(spec: BenchmarkSpec) -> dg.Definitions:
     """The stage as a single-run-backfill asset: any run covers one partition or a range of them."""
 
-    @dg.asset(key=key(spec, "bench_audit"), partitions_def=discipline_partitions(spec), group_name="bench",
-              backfill_policy=dg.BackfillPolicy.single_run())
+    @dg.asset(
+        key=key(spec, "bench_audit"),
+        partitions_def=discipline_partitions(spec),
+        group_name="bench",
+        backfill_policy=dg.BackfillPolicy.single_run(),
+    )
     def bench_audit(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         totals = Counter()
         for discipline in context.partition_keys:
             totals += audit_partition(database.db, spec, discipline, context.run_id)
         return dg.MaterializeResult(metadata=counts_metadata(partitions=len(context.partition_keys), **totals))
 
-    return dg.Definitions(assets=[bench_audit], executor=benchmark_executor,
-                          jobs=[dg.define_asset_job(JOB, selection=[bench_audit])],
-                          resources={"database": DatabaseResource(url=dg.EnvVar(DATABASE_URL_ENV))})
+    return dg.Definitions(
+        assets=[bench_audit],
+        executor=benchmark_executor,
+        jobs=[dg.define_asset_job(JOB, selection=[bench_audit])],
+        resources={"database": DatabaseResource(url=dg.EnvVar(DATABASE_URL_ENV))},
+    )
 
 
 def stage_job() -> dg.JobDefinition:
@@ -115,7 +153,7 @@ def run_ranges(execution: dict, keys: list[str], runs: int, in_flight: int = 2) 
     """The keys as `runs` contiguous range runs of the stage job, `in_flight` at a time, each run launched from its
     own (forked) process on the DAGSTER_HOME instance (Dagster's run execution is not thread-safe): (wall s, run ids)."""
     size = -(-len(keys) // runs)
-    chunks = [keys[i:i + size] for i in range(0, len(keys), size)]
+    chunks = [keys[i : i + size] for i in range(0, len(keys), size)]
     started = time.perf_counter()
     with ProcessPoolExecutor(in_flight, mp_context=multiprocessing.get_context("fork")) as pool:
         run_ids = list(pool.map(_execute_range, [execution] * len(chunks), chunks))
@@ -123,9 +161,15 @@ def run_ranges(execution: dict, keys: list[str], runs: int, in_flight: int = 2) 
 
 
 def _execute_range(execution: dict, chunk: list[str]) -> str:
-    with dg.DagsterInstance.get() as instance, dg.execute_job(
-            dg.reconstructable(stage_job), instance=instance, run_config={"execution": {"config": execution}},
-            tags=range_tags(chunk)) as result:
+    with (
+        dg.DagsterInstance.get() as instance,
+        dg.execute_job(
+            dg.reconstructable(stage_job),
+            instance=instance,
+            run_config={"execution": {"config": execution}},
+            tags=range_tags(chunk),
+        ) as result,
+    ):
         if not result.success:
             raise RuntimeError(f"run over {chunk[0]}..{chunk[-1]} failed ({execution})")
         return result.run_id
@@ -201,33 +245,43 @@ def _measure(db: Database, spec: BenchmarkSpec, keys: list[str], dagster_url: st
         single_run_s = time.perf_counter() - started
 
         clear_findings(db, spec)
-        sample = keys[:args.per_run_sample]
+        sample = keys[: args.per_run_sample]
         started = time.perf_counter()
         for discipline in sample:
-            dg.materialize([asset], instance=instance, resources=resources, partition_key=discipline,
-                           raise_on_error=True)
+            dg.materialize(
+                [asset], instance=instance, resources=resources, partition_key=discipline, raise_on_error=True
+            )
         per_run_s = time.perf_counter() - started
         sample_compute_s = sum(per_partition[d] for d in sample)
 
         clear_findings(db, spec)
         multiprocess_s, _ = run_ranges({"multiprocess": {}}, keys, args.runs)
         clear_findings(db, spec)
-        with celery_workers(2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp),
-                            preload=(__name__,)) as workers:
+        with celery_workers(
+            2, args.broker, home, {DATABASE_URL_ENV: db.url}, Path(tmp), preload=(__name__,)
+        ) as workers:
             workers.wait_ready()
             celery_s, _ = run_ranges({"celery": {"broker": args.broker, "backend": args.broker}}, keys, args.runs)
         instance.dispose()
 
     n = len(keys)
     return {
-        "bench": "backfill", "spec": SPEC, "partitions": n, "items": n_items,
-        "compute_s": round(compute_s, 3), "single_run_s": round(single_run_s, 3),
+        "bench": "backfill",
+        "spec": SPEC,
+        "partitions": n,
+        "items": n_items,
+        "compute_s": round(compute_s, 3),
+        "single_run_s": round(single_run_s, 3),
         "overhead_s_per_partition_single_run": round((single_run_s - compute_s) / n, 4),
         "single_run_over_compute": round(single_run_s / compute_s, 3),
-        "per_run_sample": len(sample), "per_run_s": round(per_run_s, 3),
+        "per_run_sample": len(sample),
+        "per_run_s": round(per_run_s, 3),
         "overhead_s_per_partition_per_run": round((per_run_s - sample_compute_s) / len(sample), 4),
-        "range_runs": args.runs, "multiprocess_s": round(multiprocess_s, 3), "celery_s": round(celery_s, 3),
+        "range_runs": args.runs,
+        "multiprocess_s": round(multiprocess_s, 3),
+        "celery_s": round(celery_s, 3),
         "celery_over_multiprocess": round(celery_s / multiprocess_s, 3),
-        "partitions_per_s_multiprocess": round(n / multiprocess_s, 2), "partitions_per_s_celery": round(n / celery_s, 2),
+        "partitions_per_s_multiprocess": round(n / multiprocess_s, 2),
+        "partitions_per_s_celery": round(n / celery_s, 2),
         "load_average_1m": round(os.getloadavg()[0], 2),
     }

@@ -94,39 +94,43 @@ def main() -> None:
     matched_pairs = max(near_dups[f"{NEAR_DUP_COSINE:.2f}"]["full"], 1)
     static_matched_threshold = float(np.sort(cos_static)[-matched_pairs])
 
-    print(json.dumps({
-        "bench": "embeddings",
-        "sentences": len(facts),
-        "static_model": static.name,
-        "static_version": static.version,
-        "static_dim": static.dim,
-        "static_model_mb": round(sum(p.stat().st_size for p in STATIC_MODEL_DIR.iterdir()) / 2**20, 2),
-        "full_model": full.name,
-        "full_version": full.version,
-        "full_dim": full.dim,
-        "static_load_s": round(static_load_s, 3),
-        "full_load_s": round(full_load_s, 3),
-        "static_sentences_per_s": round(static_rate, 1),
-        "full_sentences_per_s": round(full_rate, 1),
-        "static_speedup": round(static_rate / full_rate, 1),
-        "agreement_sentences": len(sample_static),
-        "agreement_pairs": len(cos_static),
-        "spearman_pairwise_cosine": round(float(spearmanr(cos_static, cos_full).statistic), 4),
-        "mean_pairwise_cosine_static": round(float(cos_static.mean()), 4),
-        "mean_pairwise_cosine_full": round(float(cos_full.mean()), 4),
-        f"neighbour_overlap_at_{NEIGHBOURS}": round(float(overlap), 4),
-        "near_dup_cosine": NEAR_DUP_COSINE,
-        "near_dup_pairs_static": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["static"],
-        "near_dup_pairs_full": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["full"],
-        "near_dup_pairs_both": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["both"],
-        "near_dup_pairs_by_threshold": near_dups,
-        "static_cosine_matching_full_near_dup_count": round(static_matched_threshold, 4),
-        "question_to_fact_top1_static": round(_retrieval_top1(static, questions, static_vectors), 4),
-        "question_to_fact_top1_full": round(_retrieval_top1(full, questions, full_vectors), 4),
-        "torch_threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "embeddings",
+                "sentences": len(facts),
+                "static_model": static.name,
+                "static_version": static.version,
+                "static_dim": static.dim,
+                "static_model_mb": round(sum(p.stat().st_size for p in STATIC_MODEL_DIR.iterdir()) / 2**20, 2),
+                "full_model": full.name,
+                "full_version": full.version,
+                "full_dim": full.dim,
+                "static_load_s": round(static_load_s, 3),
+                "full_load_s": round(full_load_s, 3),
+                "static_sentences_per_s": round(static_rate, 1),
+                "full_sentences_per_s": round(full_rate, 1),
+                "static_speedup": round(static_rate / full_rate, 1),
+                "agreement_sentences": len(sample_static),
+                "agreement_pairs": len(cos_static),
+                "spearman_pairwise_cosine": round(float(spearmanr(cos_static, cos_full).statistic), 4),
+                "mean_pairwise_cosine_static": round(float(cos_static.mean()), 4),
+                "mean_pairwise_cosine_full": round(float(cos_full.mean()), 4),
+                f"neighbour_overlap_at_{NEIGHBOURS}": round(float(overlap), 4),
+                "near_dup_cosine": NEAR_DUP_COSINE,
+                "near_dup_pairs_static": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["static"],
+                "near_dup_pairs_full": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["full"],
+                "near_dup_pairs_both": near_dups[f"{NEAR_DUP_COSINE:.2f}"]["both"],
+                "near_dup_pairs_by_threshold": near_dups,
+                "static_cosine_matching_full_near_dup_count": round(static_matched_threshold, 4),
+                "question_to_fact_top1_static": round(_retrieval_top1(static, questions, static_vectors), 4),
+                "question_to_fact_top1_full": round(_retrieval_top1(full, questions, full_vectors), 4),
+                "torch_threads": torch.get_num_threads(),
+                "cpu_count": os.cpu_count(),
+                "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -39,20 +39,25 @@ def corpus() -> list[SourceDocument]:
         for row in csv.DictReader(handle):
             text = html.unescape(row["boundary_description"]).strip()
             if text:
-                documents.append(SourceDocument(f"ava:{row['ava_id']}", "ttb_ava_boundaries", "text/plain",
-                                                row["name"], text))
+                documents.append(
+                    SourceDocument(f"ava:{row['ava_id']}", "ttb_ava_boundaries", "text/plain", row["name"], text)
+                )
     return documents
 
 
 def _copies(documents: list[SourceDocument], n: int) -> list[SourceDocument]:
-    return [SourceDocument(f"{d.document_id}#{i}", d.source_id, d.media_type, d.title, d.text)
-            for i in range(n) for d in documents]
+    return [
+        SourceDocument(f"{d.document_id}#{i}", d.source_id, d.media_type, d.title, d.text)
+        for i in range(n)
+        for d in documents
+    ]
 
 
 def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedder) -> dict[str, float]:
     spec = load_spec("wine")
-    config = spec.facts.model_copy(update={"processes": processes,
-                                           "prose_sources": ["wikibooks_wine", "ttb_ava_boundaries"]})
+    config = spec.facts.model_copy(
+        update={"processes": processes, "prose_sources": ["wikibooks_wine", "ttb_ava_boundaries"]}
+    )
     started, cpu_started = time.perf_counter(), _cpu_seconds()
     extraction: Extraction = extract(documents, config, spec.directory)
     extracted = time.perf_counter() - started
@@ -66,13 +71,21 @@ def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedd
         facts += len(fact_set.facts)
         duplicates += len(fact_set.duplicates)
     total = time.perf_counter() - started
-    return {"documents": len(documents), "sentences": extraction.sentences, "candidates": len(extraction.candidates),
-            "facts": facts, "duplicates_removed": duplicates, "rejected": len(extraction.rejections),
-            "extract_seconds": round(extracted, 2), "total_seconds": round(total, 2),
-            "sentences_per_s": round(extraction.sentences / extracted, 1), "facts_per_s": round(facts / total, 1),
-            "extract_cpu_seconds": round(extract_cpu, 2),
-            "sentences_per_cpu_s": round(extraction.sentences / extract_cpu, 1),
-            "rejections_by_stage": dict(Counter(r.stage for r in extraction.rejections))}
+    return {
+        "documents": len(documents),
+        "sentences": extraction.sentences,
+        "candidates": len(extraction.candidates),
+        "facts": facts,
+        "duplicates_removed": duplicates,
+        "rejected": len(extraction.rejections),
+        "extract_seconds": round(extracted, 2),
+        "total_seconds": round(total, 2),
+        "sentences_per_s": round(extraction.sentences / extracted, 1),
+        "facts_per_s": round(facts / total, 1),
+        "extract_cpu_seconds": round(extract_cpu, 2),
+        "sentences_per_cpu_s": round(extraction.sentences / extract_cpu, 1),
+        "rejections_by_stage": dict(Counter(r.stage for r in extraction.rejections)),
+    }
 
 
 def _cpu_seconds() -> float:
@@ -101,13 +114,20 @@ def main() -> int:
     large = _run(_copies(base, args.copies), args.processes, embedder)
     result = {
         "bench": "facts",
-        "sentences": large["sentences"], "sentences_per_s": large["sentences_per_s"],
-        "facts": large["facts"], "facts_per_s": large["facts_per_s"], "peak_rss_mb": _peak_rss_mb(),
-        "processes": args.processes, "copies": args.copies,
-        "base_1_process": one, f"base_{args.processes}_processes": many, f"corpus_x{args.copies}": large,
+        "sentences": large["sentences"],
+        "sentences_per_s": large["sentences_per_s"],
+        "facts": large["facts"],
+        "facts_per_s": large["facts_per_s"],
+        "peak_rss_mb": _peak_rss_mb(),
+        "processes": args.processes,
+        "copies": args.copies,
+        "base_1_process": one,
+        f"base_{args.processes}_processes": many,
+        f"corpus_x{args.copies}": large,
         "process_speedup_base": round(one["extract_seconds"] / many["extract_seconds"], 2),
         "embedder": f"{embedder.name} {embedder.version}",
-        "cpu_count": os.cpu_count(), "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
     print(json.dumps(result, ensure_ascii=False))
     return 0

@@ -30,8 +30,7 @@ class DirectFileFetcher:
         self.store = store
         self._files = {e.url: (e, data_dir / e.capture.origin) for e in store.exchanges()}
 
-    def get(self, url: str, *, params: dict[str, str] | None = None,
-            headers: dict[str, str] | None = None) -> Fetched:
+    def get(self, url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> Fetched:
         exchange, path = self._files[url]
         return Fetched(exchange, path.read_bytes())
 
@@ -93,9 +92,11 @@ def main() -> None:
         "documents_per_s": round(len(documents) / median_full, 1),
         "replay_seconds_median": round(median_full, 3),
         "replay_overhead": round(statistics.median(replay_parse) / statistics.median(direct_parse), 3)
-        if direct_parse else None,
+        if direct_parse
+        else None,
         "body_read_overhead": round(statistics.median(store_reads) / statistics.median(file_reads), 2)
-        if file_reads else None,
+        if file_reads
+        else None,
         "verify_s": round(verify_s, 3),
         "exchanges": len(exchanges),
         "repeats": args.repeats,

@@ -83,8 +83,10 @@ class ScriptedProcess:
         self.dir = Path(tempfile.mkdtemp(prefix="llm_bench_"))
         (self.dir / "script.json").write_text(script.model_dump_json())
         port_file = self.dir / "port"
-        code = (f"import os; os.sched_setaffinity(0, {{{SERVER_CORE}}}); "
-                "from benchmark_platform.llm.double import main; main()")
+        code = (
+            f"import os; os.sched_setaffinity(0, {{{SERVER_CORE}}}); "
+            "from benchmark_platform.llm.double import main; main()"
+        )
         self.proc = subprocess.Popen([sys.executable, "-c", code, str(self.dir / "script.json"), str(port_file)])
         while not port_file.exists():
             if self.proc.poll() is not None:
@@ -98,18 +100,33 @@ class ScriptedProcess:
 
 
 def _model(base_url: str, name: str = "bench", concurrency: int = 64, provider: str = "") -> ModelConfig:
-    return ModelConfig(name=name, family="bench", base_url=base_url, provider=provider or "loopback", model="m",
-                       max_tokens=1, max_concurrency=concurrency, prices=Prices(input_per_m=0.15, output_per_m=0.6))
+    return ModelConfig(
+        name=name,
+        family="bench",
+        base_url=base_url,
+        provider=provider or "loopback",
+        model="m",
+        max_tokens=1,
+        max_concurrency=concurrency,
+        prices=Prices(input_per_m=0.15, output_per_m=0.6),
+    )
 
 
 def _requests(tag: str, n: int, model: str = "bench") -> list[ChatRequest]:
-    return [ChatRequest(model=model, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}])
-            for i in range(n)]
+    return [
+        ChatRequest(model=model, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}])
+        for i in range(n)
+    ]
 
 
-async def _gateway_run(db: Database, models: list[ModelConfig], requests: list[ChatRequest], journal: Path,
-                       settings: GatewaySettings = GatewaySettings(),  # noqa: B008
-                       warm_up: Sequence[ChatRequest] = ()) -> tuple[float, float, Gateway]:
+async def _gateway_run(
+    db: Database,
+    models: list[ModelConfig],
+    requests: list[ChatRequest],
+    journal: Path,
+    settings: GatewaySettings = GatewaySettings(),  # noqa: B008
+    warm_up: Sequence[ChatRequest] = (),
+) -> tuple[float, float, Gateway]:
     async with Gateway(models, settings, db, run_id="bench", journal_dir=journal) as gw:
         if warm_up:  # open the connections first, as the bare clients do
             await gw.complete_many(warm_up)
@@ -153,16 +170,18 @@ def ceiling(n: int, concurrency: int, script: Script) -> float:
     return n / last / (concurrency / latency)
 
 
-def throughput(db: Database, script: Script, concurrency: int, journal: Path, warm: bool = False
-               ) -> tuple[float, float]:
+def throughput(
+    db: Database, script: Script, concurrency: int, journal: Path, warm: bool = False
+) -> tuple[float, float]:
     """(ratio to the bound, CPU ms per call) for N_CALLS fresh calls; `warm`: on connections opened by a first batch
     of `concurrency` other calls, as the bare clients measure."""
     server = ScriptedProcess(script)
     try:
         requests = _requests(uuid.uuid4().hex, N_CALLS)
         warm_up = _requests(uuid.uuid4().hex, concurrency) if warm else []
-        wall, cpu, gw = uvloop.run(_gateway_run(db, [_model(server.base_url, concurrency=concurrency)], requests,
-                                                journal, warm_up=warm_up))
+        wall, cpu, gw = uvloop.run(
+            _gateway_run(db, [_model(server.base_url, concurrency=concurrency)], requests, journal, warm_up=warm_up)
+        )
         assert gw.totals.status["ok"] == N_CALLS, gw.totals
     finally:
         server.stop()
@@ -170,8 +189,9 @@ def throughput(db: Database, script: Script, concurrency: int, journal: Path, wa
 
 
 async def _sdk_run(base_url: str, concurrency: int) -> tuple[float, float]:
-    http = openai.DefaultAioHttpClient(limits=httpx2.Limits(max_connections=concurrency,
-                                                            max_keepalive_connections=concurrency))
+    http = openai.DefaultAioHttpClient(
+        limits=httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    )
     client = openai.AsyncOpenAI(base_url=base_url, api_key="unused", http_client=http, max_retries=0)
     slots = asyncio.Semaphore(concurrency)
     tag = uuid.uuid4().hex
@@ -179,7 +199,8 @@ async def _sdk_run(base_url: str, concurrency: int) -> tuple[float, float]:
     async def one(i: int) -> str | None:
         async with slots:
             r = await client.chat.completions.create(
-                model="m", max_tokens=1, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}])
+                model="m", max_tokens=1, messages=[{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}]
+            )
             return r.choices[0].message.content
 
     await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))  # open the connections first
@@ -196,8 +217,11 @@ async def _raw_run(base_url: str, concurrency: int) -> float:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
 
         async def one(i: int) -> str:
-            body = {"model": "m", "max_tokens": 1,
-                    "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}]}
+            body = {
+                "model": "m",
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}],
+            }
             async with slots, session.post(f"{base_url}/chat/completions", json=body) as r:
                 return (await r.json())["choices"][0]["message"]["content"]
 
@@ -223,8 +247,9 @@ class _FloorConnection(asyncio.Protocol):
         head, found, rest = self.buffer.partition(b"\r\n\r\n")
         if not found:
             return
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next(
+            int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+        )
         if len(rest) >= length and self.answer is not None:
             self.buffer = rest[length:]
             self.answer.set_result(rest[:length])
@@ -238,13 +263,20 @@ async def _floor_run(base_url: str, concurrency: int) -> float:
     loop, pool, slots, tag = asyncio.get_running_loop(), [], asyncio.Semaphore(concurrency), uuid.uuid4().hex
 
     async def one(i: int) -> str:
-        body = json.dumps({"model": "m", "max_tokens": 1,
-                           "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}]}).encode()
+        body = json.dumps(
+            {
+                "model": "m",
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": f"{tag} question {i}: A, B, C or D?"}],
+            }
+        ).encode()
         async with slots:
             conn = pool.pop() if pool else (await loop.create_connection(_FloorConnection, host, int(port)))[1]
             conn.answer = loop.create_future()
-            conn.transport.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json"
-                                 b"\r\nContent-Length: %d\r\n\r\n%s" % (host.encode(), port.encode(), len(body), body))
+            conn.transport.write(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json"
+                b"\r\nContent-Length: %d\r\n\r\n%s" % (host.encode(), port.encode(), len(body), body)
+            )
             raw = await conn.answer
             pool.append(conn)
         return json.loads(raw)["choices"][0]["message"]["content"]
@@ -272,18 +304,30 @@ def _resume_child(db_url: str, base_url: str, journal: str, tag: str) -> None:
     os.sched_setaffinity(0, {CLIENT_CORE})
     model = _model(base_url, concurrency=RESUME_C)
     settings = GatewaySettings(cache_flush_rows=RESUME_FLUSH_ROWS, cache_flush_s=60.0)
-    _, _, gw = uvloop.run(_gateway_run(Database(db_url), [model], _requests(tag, RESUME_CALLS), Path(journal),
-                                       settings))
-    print(json.dumps({"recovered": gw.recovered_calls, "hits": gw.totals.cache_hits,
-                      "provider_calls": gw.totals.provider_calls}))
+    _, _, gw = uvloop.run(
+        _gateway_run(Database(db_url), [model], _requests(tag, RESUME_CALLS), Path(journal), settings)
+    )
+    print(
+        json.dumps(
+            {"recovered": gw.recovered_calls, "hits": gw.totals.cache_hits, "provider_calls": gw.totals.provider_calls}
+        )
+    )
 
 
 def kill_and_resume(db: Database, journal: Path) -> dict[str, int]:
     log_path = Path(tempfile.mkdtemp(prefix="llm_bench_")) / "answered.log"
     server = ScriptedProcess(Script(latency=Latency(mean_s=RESUME_LATENCY_S), log_path=str(log_path)))
     tag = uuid.uuid4().hex
-    cmd = [sys.executable, "-m", "benchmark_platform.bench.llm_gateway", "--resume-child", db.url, server.base_url,
-           str(journal), tag]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmark_platform.bench.llm_gateway",
+        "--resume-child",
+        db.url,
+        server.base_url,
+        str(journal),
+        tag,
+    ]
     try:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE)
         while not log_path.exists() or sum(1 for _ in log_path.open()) < RESUME_CALLS // 2:
@@ -326,8 +370,10 @@ def oenobench_simulation(db: Database, journal: Path) -> dict[str, float]:
     server = ScriptedProcess(Script(latency=latency, rate_429=0.02, rate_500=0.005, retry_after_s=1.0))
     tag = uuid.uuid4().hex
     try:
-        models = [_model(server.base_url, name=f"config{k}", concurrency=OENO_SLOTS, provider=f"provider{k}")
-                  for k in range(OENO_CONFIGS)]
+        models = [
+            _model(server.base_url, name=f"config{k}", concurrency=OENO_SLOTS, provider=f"provider{k}")
+            for k in range(OENO_CONFIGS)
+        ]
         requests = [r for k in range(OENO_CONFIGS) for r in _requests(tag, OENO_QUESTIONS, model=f"config{k}")]
         wall, cpu, gw = uvloop.run(_gateway_run(db, models, requests, journal))
         rerun_wall, _, rerun = uvloop.run(_gateway_run(db, models, requests, journal))
@@ -359,8 +405,14 @@ def local_mcq(db: Database, journal: Path) -> dict[str, float]:
     with MMLU_CSV.open(newline="") as f:
         items = [McqItem(r[0], tuple(r[1:5]), "ABCD".index(r[5].strip())) for r in list(csv.reader(f))[:MCQ_ITEMS]]
     with LocalModelServer() as server:
-        model = ModelConfig(name="gemma-local", family="gemma", backend="local_llama", base_url=server.base_url,
-                            model=MODEL_ID, max_concurrency=1)
+        model = ModelConfig(
+            name="gemma-local",
+            family="gemma",
+            backend="local_llama",
+            base_url=server.base_url,
+            model=MODEL_ID,
+            max_concurrency=1,
+        )
 
         async def run() -> list:
             async with Gateway([model], GatewaySettings(), db, run_id="bench-mcq", journal_dir=journal) as gw:
@@ -429,39 +481,45 @@ def main() -> None:
             runs["floor128"].append(reference_client(_floor_run, 128))
             runs["429"].append(throughput(db, limited, 64, journal))
         (r64, cpu64), (r128, cpu128), (r429, _), (r64w, _), (r128w, _) = (
-            _median(runs[k]) for k in ("c64", "c128", "429", "c64_warm", "c128_warm"))
-        raw64, raw128, floor64, floor128 = (statistics.median(runs[k]) for k in ("raw64", "raw128", "floor64",
-                                                                                 "floor128"))
+            _median(runs[k]) for k in ("c64", "c128", "429", "c64_warm", "c128_warm")
+        )
+        raw64, raw128, floor64, floor128 = (
+            statistics.median(runs[k]) for k in ("raw64", "raw128", "floor64", "floor128")
+        )
         sdk_ratio, sdk_cpu = reference_client(_sdk_run, 64)
         resume = kill_and_resume(db, journal)
         sim = oenobench_simulation(db, journal)
         mcq = local_mcq(db, journal)
     finally:
         _drop(db, admin_url)
-    print(json.dumps({
-        "bench": "llm_gateway",
-        "calls": N_CALLS,
-        "throughput_over_bound": round(r64, 4),
-        "throughput_over_bound_c128": round(r128, 4),
-        "throughput_over_bound_429": round(r429, 4),
-        "throughput_over_bound_warm": round(r64w, 4),
-        "throughput_over_bound_c128_warm": round(r128w, 4),
-        "overhead_ms_per_call": round(cpu64, 3),
-        "overhead_ms_per_call_c128": round(cpu128, 3),
-        "ceiling": round(ceiling(N_CALLS, 64, plain), 4),
-        "ceiling_c128": round(ceiling(N_CALLS, 128, plain), 4),
-        "ceiling_429": round(ceiling(N_CALLS, 64, limited), 4),
-        "raw_aiohttp_throughput_over_bound": round(raw64, 4),
-        "raw_aiohttp_throughput_over_bound_c128": round(raw128, 4),
-        "floor_client_throughput_over_bound": round(floor64, 4),
-        "floor_client_throughput_over_bound_c128": round(floor128, 4),
-        "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),
-        "openai_sdk_cpu_ms_per_call": round(sdk_cpu, 3),
-        **resume,
-        **sim,
-        **mcq,
-        "load_average_1m": round(os.getloadavg()[0], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "llm_gateway",
+                "calls": N_CALLS,
+                "throughput_over_bound": round(r64, 4),
+                "throughput_over_bound_c128": round(r128, 4),
+                "throughput_over_bound_429": round(r429, 4),
+                "throughput_over_bound_warm": round(r64w, 4),
+                "throughput_over_bound_c128_warm": round(r128w, 4),
+                "overhead_ms_per_call": round(cpu64, 3),
+                "overhead_ms_per_call_c128": round(cpu128, 3),
+                "ceiling": round(ceiling(N_CALLS, 64, plain), 4),
+                "ceiling_c128": round(ceiling(N_CALLS, 128, plain), 4),
+                "ceiling_429": round(ceiling(N_CALLS, 64, limited), 4),
+                "raw_aiohttp_throughput_over_bound": round(raw64, 4),
+                "raw_aiohttp_throughput_over_bound_c128": round(raw128, 4),
+                "floor_client_throughput_over_bound": round(floor64, 4),
+                "floor_client_throughput_over_bound_c128": round(floor128, 4),
+                "openai_sdk_throughput_over_bound": round(sdk_ratio, 4),
+                "openai_sdk_cpu_ms_per_call": round(sdk_cpu, 3),
+                **resume,
+                **sim,
+                **mcq,
+                "load_average_1m": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -140,7 +140,11 @@ def mmlu_pro_discipline(
     strata = []
     for name, count in shares.iter_rows():
         expected = k_total * count / pool.height
-        strata.append(Stratum(name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1))
+        strata.append(
+            Stratum(
+                name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1
+            )
+        )
     names = {s.name for s in strata}
     anchor_items = [
         AnchorItem(
@@ -153,8 +157,14 @@ def mmlu_pro_discipline(
     ]
     positives = pool[rng.permutation(pool.height)[:60]]
     negatives = other[rng.permutation(other.height)[:60]]
-    labels = [LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=1) for r in positives.iter_rows(named=True)]
-    labels += [LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=0) for r in negatives.iter_rows(named=True)]
+    labels = [
+        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=1)
+        for r in positives.iter_rows(named=True)
+    ]
+    labels += [
+        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=0)
+        for r in negatives.iter_rows(named=True)
+    ]
     pairs = []
     pos = positives.to_dicts()
     by_src: dict[str, list[dict]] = {}
@@ -208,11 +218,16 @@ def _fidelity(full: np.ndarray, sub: np.ndarray) -> tuple[float, bool]:
     return float(kendalltau(full, sub).statistic), bool(np.argmax(full) == np.argmax(sub))
 
 
-def mmlu_pro(total: int, seeds: int, categories: list[str] | None = None, embed_name: str = "static") -> dict[str, object]:
+def mmlu_pro(
+    total: int, seeds: int, categories: list[str] | None = None, embed_name: str = "static"
+) -> dict[str, object]:
     from benchmark_platform.embed import StaticEmbedder
 
     items = pl.concat(
-        [pl.read_ndjson(p).select("question_id", "question", "category", "src") for p in sorted((MMLU_PRO / "items_by_category").glob("*.jsonl"))]
+        [
+            pl.read_ndjson(p).select("question_id", "question", "category", "src")
+            for p in sorted((MMLU_PRO / "items_by_category").glob("*.jsonl"))
+        ]
     )
     correctness = pl.read_csv(MMLU_PRO / "correctness_matrix.csv", infer_schema=False, null_values=["NA"])
     models = correctness.columns[4:]
@@ -238,7 +253,11 @@ def mmlu_pro(total: int, seeds: int, categories: list[str] | None = None, embed_
             {
                 "category": category,
                 "k": anchors.k_total,
-                **{k: v for k, v in result.counts.items() if k in ("candidates", "bank_dedup", "shortlisted", "duplicate_pairs")},
+                **{
+                    k: v
+                    for k, v in result.counts.items()
+                    if k in ("candidates", "bank_dedup", "shortlisted", "duplicate_pairs")
+                },
                 "certified_ratio": round(chosen.certified_ratio, 4),
                 "method": chosen.method,
                 "fallback": result.fallback_used,
@@ -246,7 +265,12 @@ def mmlu_pro(total: int, seeds: int, categories: list[str] | None = None, embed_
         )
         print(json.dumps(per_category[-1]), file=sys.stderr)
     seconds = time.perf_counter() - started
-    all_rows = np.concatenate([np.array([row_of[f"q{q}"] for q in items.filter(pl.col("category") == c)["question_id"]]) for c in chosen_categories])
+    all_rows = np.concatenate(
+        [
+            np.array([row_of[f"q{q}"] for q in items.filter(pl.col("category") == c)["question_id"]])
+            for c in chosen_categories
+        ]
+    )
     full = _accuracy(matrix, all_rows)
     tau_sel, top_sel = _fidelity(full, _accuracy(matrix, np.array(selected_rows)))
     draws = np.random.default_rng(0)

@@ -23,7 +23,9 @@ class Calibrator:
         if self.method == "isotonic":
             self._model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x[:, 0], y)
         else:
-            self._model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=1000)).fit(x, y)
+            self._model = make_pipeline(
+                StandardScaler(), LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=1000)
+            ).fit(x, y)
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:

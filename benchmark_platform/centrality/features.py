@@ -63,7 +63,9 @@ class TextSpace:
 def _token_sets(strings: Sequence[str]) -> sp.csr_matrix:
     """Binary word sets of short strings (signature fields); an empty vocabulary gives an all-zero matrix."""
     try:
-        return CountVectorizer(binary=True, token_pattern=r"(?u)\b\w+\b", dtype=np.float32).fit_transform(strings).tocsr()
+        return (
+            CountVectorizer(binary=True, token_pattern=r"(?u)\b\w+\b", dtype=np.float32).fit_transform(strings).tocsr()
+        )
     except ValueError:
         return sp.csr_matrix((len(strings), 1), dtype=np.float32)
 

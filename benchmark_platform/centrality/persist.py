@@ -15,14 +15,25 @@ from benchmark_platform.store import Database, as_json, insert_rows
 def read_scores(db: Database, spec: str, discipline: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The stored scores and pairs of a partition, as `build_problem` takes them."""
     items = pl.DataFrame(
-        db.query("SELECT item_id, stratum, mu, in_bank_dedup, shortlisted FROM centrality_scores "
-                 "WHERE spec = %s AND discipline = %s", (spec, discipline)),
-        schema={"item_id": pl.String, "stratum": pl.String, "mu": pl.Float64, "in_bank_dedup": pl.Boolean,
-                "shortlisted": pl.Boolean},
+        db.query(
+            "SELECT item_id, stratum, mu, in_bank_dedup, shortlisted FROM centrality_scores "
+            "WHERE spec = %s AND discipline = %s",
+            (spec, discipline),
+        ),
+        schema={
+            "item_id": pl.String,
+            "stratum": pl.String,
+            "mu": pl.Float64,
+            "in_bank_dedup": pl.Boolean,
+            "shortlisted": pl.Boolean,
+        },
     )
     pairs = pl.DataFrame(
-        db.query("SELECT q_id, u_id, u_sym, s, in_support FROM centrality_pairs WHERE spec = %s AND discipline = %s "
-                 "ORDER BY q_id, u_id", (spec, discipline)),
+        db.query(
+            "SELECT q_id, u_id, u_sym, s, in_support FROM centrality_pairs WHERE spec = %s AND discipline = %s "
+            "ORDER BY q_id, u_id",
+            (spec, discipline),
+        ),
         schema={"q_id": pl.String, "u_id": pl.String, "u_sym": pl.Float64, "s": pl.Float64, "in_support": pl.Boolean},
     )
     return items, pairs
@@ -61,8 +72,15 @@ def audited_item_candidates(db: Database, spec: str, discipline: str) -> tuple[l
            ORDER BY i.item_id""",
         {"spec": spec, "discipline": discipline, "run": run},
     )
-    return [Candidate(id=r["item_id"], text=f"{r['question']} {r['answer'] or ''}".strip(), src=r["source_id"],
-                      stratum_key=r["method"]) for r in rows], run
+    return [
+        Candidate(
+            id=r["item_id"],
+            text=f"{r['question']} {r['answer'] or ''}".strip(),
+            src=r["source_id"],
+            stratum_key=r["method"],
+        )
+        for r in rows
+    ], run
 
 
 def write_centrality(
@@ -75,29 +93,94 @@ def write_centrality(
         cur.execute(
             """INSERT INTO centrality_runs (spec, discipline, import_id, params, manual_review, fallback_used, counts)
                VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-            (spec, d, import_id, as_json(params.model_dump(mode="json")), result.manual_review, result.fallback_used,
-             as_json(result.counts)),
+            (
+                spec,
+                d,
+                import_id,
+                as_json(params.model_dump(mode="json")),
+                result.manual_review,
+                result.fallback_used,
+                as_json(result.counts),
+            ),
         )
         if result.items.is_empty():
             return
         items = result.items
         insert_rows(
-            conn, "item_signatures",
-            ("spec", "discipline", "item_id", "role", "method_family", "core_principle", "answer_type", "constraints",
-             "raw_alignment", "fallback", "rechecked"),
-            [(spec, d, r["item_id"], r["role"], r["method_family"], r["core_principle"], r["answer_type"],
-              r["constraints"], r["raw_alignment"], r["fallback"], r["rechecked"]) for r in items.iter_rows(named=True)],
+            conn,
+            "item_signatures",
+            (
+                "spec",
+                "discipline",
+                "item_id",
+                "role",
+                "method_family",
+                "core_principle",
+                "answer_type",
+                "constraints",
+                "raw_alignment",
+                "fallback",
+                "rechecked",
+            ),
+            [
+                (
+                    spec,
+                    d,
+                    r["item_id"],
+                    r["role"],
+                    r["method_family"],
+                    r["core_principle"],
+                    r["answer_type"],
+                    r["constraints"],
+                    r["raw_alignment"],
+                    r["fallback"],
+                    r["rechecked"],
+                )
+                for r in items.iter_rows(named=True)
+            ],
         )
         insert_rows(
-            conn, "centrality_scores",
-            ("spec", "discipline", "item_id", "role", "stratum", "a_hat", "a_lq", "in_bank", "in_bank_dedup", "mu",
-             "c_hat", "c_lq", "shortlisted"),
-            [(spec, d, r["item_id"], r["role"], r["stratum"], r["a_hat"], r["a_lq"], r["in_bank"], r["in_bank_dedup"],
-              r["mu"], r["c_hat"], r["c_lq"], r["shortlisted"]) for r in items.iter_rows(named=True)],
+            conn,
+            "centrality_scores",
+            (
+                "spec",
+                "discipline",
+                "item_id",
+                "role",
+                "stratum",
+                "a_hat",
+                "a_lq",
+                "in_bank",
+                "in_bank_dedup",
+                "mu",
+                "c_hat",
+                "c_lq",
+                "shortlisted",
+            ),
+            [
+                (
+                    spec,
+                    d,
+                    r["item_id"],
+                    r["role"],
+                    r["stratum"],
+                    r["a_hat"],
+                    r["a_lq"],
+                    r["in_bank"],
+                    r["in_bank_dedup"],
+                    r["mu"],
+                    r["c_hat"],
+                    r["c_lq"],
+                    r["shortlisted"],
+                )
+                for r in items.iter_rows(named=True)
+            ],
         )
         # COPY: a large pool has hundreds of thousands of pairs, too many for batched INSERTs
         buffer = io.BytesIO()
-        result.pairs.select(pl.lit(spec).alias("spec"), pl.lit(d).alias("discipline"), pl.all()).write_csv(buffer, include_header=False)
+        result.pairs.select(pl.lit(spec).alias("spec"), pl.lit(d).alias("discipline"), pl.all()).write_csv(
+            buffer, include_header=False
+        )
         buffer.seek(0)
         cur.copy_expert(
             "COPY centrality_pairs (spec, discipline, q_id, u_id, t_sym, u_sym, s, in_support) FROM STDIN WITH (FORMAT csv)",

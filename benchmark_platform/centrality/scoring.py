@@ -27,7 +27,13 @@ from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
-from benchmark_platform.selection import InfeasibleSelectionError, SelectionProblem, SelectionResult, select_greedy, select_mip
+from benchmark_platform.selection import (
+    InfeasibleSelectionError,
+    SelectionProblem,
+    SelectionResult,
+    select_greedy,
+    select_mip,
+)
 
 Embed = Callable[[list[str]], np.ndarray]
 """Texts in, unit-length float32 rows out (e.g. benchmark_platform.embed.StaticEmbedder().encode)."""
@@ -48,7 +54,9 @@ class CentralityResult:
 
 
 def _manual(anchors: AnchorSet, reason: str, counts: dict[str, int]) -> CentralityResult:
-    return CentralityResult(anchors.discipline, anchors.version, reason, False, pl.DataFrame(), pl.DataFrame(), None, counts)
+    return CentralityResult(
+        anchors.discipline, anchors.version, reason, False, pl.DataFrame(), pl.DataFrame(), None, counts
+    )
 
 
 class _PairModels:
@@ -59,7 +67,9 @@ class _PairModels:
         self.g_t = Calibrator().fit(x, np.concatenate([y_t, y_t]))
         self.g_u = Calibrator().fit(x, np.concatenate([y_u, y_u]))
 
-    def scores(self, phi_ab: np.ndarray, phi_ba: np.ndarray, lambda_dup: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def scores(
+        self, phi_ab: np.ndarray, phi_ba: np.ndarray, lambda_dup: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t_sym = (self.g_t.predict(phi_ab) + self.g_t.predict(phi_ba)) / 2
         u_sym = (self.g_u.predict(phi_ab) + self.g_u.predict(phi_ba)) / 2
         return t_sym, u_sym, np.maximum(t_sym - lambda_dup * u_sym, 0.0)
@@ -119,7 +129,9 @@ def score_discipline(
     ids, texts, srcs, metas, strata = [], [], [], [], []
     for c in candidates:
         if c.id in anchor_ids:
-            raise ValueError(f"candidate {c.id!r} is also an anchor item of {anchors.discipline!r}; anchors are never candidates")
+            raise ValueError(
+                f"candidate {c.id!r} is also an anchor item of {anchors.discipline!r}; anchors are never candidates"
+            )
         if c.id in row_of:
             raise ValueError(f"candidate {c.id!r} appears twice")
         key = c.stratum_key if c.stratum_key in stratum_of else "*"
@@ -133,7 +145,13 @@ def score_discipline(
     n_cand = len(ids)
     for a in anchors.anchor_items:
         row_of[a.id] = len(ids)
-        ids.append(a.id), texts.append(a.text), srcs.append(a.src), metas.append({}), strata.append(stratum_index[a.stratum])
+        (
+            ids.append(a.id),
+            texts.append(a.text),
+            srcs.append(a.src),
+            metas.append({}),
+            strata.append(stratum_index[a.stratum]),
+        )
     n_pool = len(ids)
     for item in anchors.item_labels:
         if item.id not in row_of:
@@ -153,13 +171,17 @@ def score_discipline(
     raw = np.array([s.raw_alignment for s in signatures])
     counts["llm_calls"] = 0 if complete is None else len(ids) + len(uncertainty_set(raw, params))
 
-    embeddings = np.asarray(embed([f"{t} | {s.as_text()}" for t, s in zip(texts, signatures, strict=True)]), dtype=np.float32)
+    embeddings = np.asarray(
+        embed([f"{t} | {s.as_text()}" for t, s in zip(texts, signatures, strict=True)]), dtype=np.float32
+    )
     featurize = PairFeaturizer(tfidf, space.words(tfidf), embeddings, srcs, signatures)
 
     # Calibrated alignment A^_d = Cal_A(A~, psi, Sigma_d) and its bootstrap lower quantile.
     columns = [raw]
     for entries in anchors.prototype.components().values():
-        columns.append((tfidf @ space.tfidf(entries).T).max(axis=1).toarray().ravel() if entries else np.zeros(len(ids)))
+        columns.append(
+            (tfidf @ space.tfidf(entries).T).max(axis=1).toarray().ravel() if entries else np.zeros(len(ids))
+        )
     anchor_rows = np.arange(n_cand, n_pool)
     to_anchor = embeddings @ embeddings[anchor_rows].T
     to_anchor[anchor_rows, np.arange(len(anchor_rows))] = -1.0  # an anchor's similarity to itself says nothing
@@ -325,7 +347,9 @@ def score_discipline(
     return CentralityResult(anchors.discipline, anchors.version, None, fallback_used, items, pairs, problem, counts)
 
 
-def build_problem(items: pl.DataFrame, pairs: pl.DataFrame, anchors: AnchorSet, params: CentralityParams) -> SelectionProblem:
+def build_problem(
+    items: pl.DataFrame, pairs: pl.DataFrame, anchors: AnchorSet, params: CentralityParams
+) -> SelectionProblem:
     """The selection problem from scored items and pairs (in memory or read back from the database).
 
     Rows: the shortlist K_d (by item id). Columns: the bank B-bar_d with weights mu. S_sp = 1 for an item on itself,

@@ -104,7 +104,10 @@ def llm_signatures(
     ids: Sequence[str], texts: Sequence[str], anchors: AnchorSet, complete: Complete, params: CentralityParams
 ) -> list[Signature]:
     """One call per item, re-checks on U_d; B_LLM = N_d + |U_d| <= (1 + rho) N_d calls."""
-    first = [_parse(i, r) for i, r in zip(ids, complete([signature_prompt(anchors, t, recheck=False) for t in texts]), strict=True)]
+    first = [
+        _parse(i, r)
+        for i, r in zip(ids, complete([signature_prompt(anchors, t, recheck=False) for t in texts]), strict=True)
+    ]
     raw = np.array([a.alignment for a in first])
     recheck = uncertainty_set(raw, params)
     if len(recheck):

@@ -15,8 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("audit", help="gold labels and the audit agents' calibration")
     commands = parser.add_subparsers(dest="audit_command", required=True)
 
-    gold = commands.add_parser("import-gold", help="import gold sheets (CSV, UTF-8 or cp1252) with rubric ratings; "
-                                                    "a sheet replaces its earlier import")
+    gold = commands.add_parser(
+        "import-gold",
+        help="import gold sheets (CSV, UTF-8 or cp1252) with rubric ratings; a sheet replaces its earlier import",
+    )
     gold.add_argument("sheets", type=Path, nargs="+")
     gold.add_argument("--reviewer", help="reviewer of rows without a `reviewer` column (default: the sheet's name)")
     gold.set_defaults(handler=_import_gold)
@@ -42,8 +44,9 @@ def _import_gold(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         store_gold_sheet(db, sheet)
-        print(f"{path}: {len(sheet.items)} items, {len(sheet.ratings)} ratings ({sheet.encoding}) as sheet "
-              f"{sheet.name!r}")
+        print(
+            f"{path}: {len(sheet.items)} items, {len(sheet.ratings)} ratings ({sheet.encoding}) as sheet {sheet.name!r}"
+        )
     return 0
 
 

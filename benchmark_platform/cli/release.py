@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument("path", type=Path, help="a release folder, e.g. releases/wine/v0.1")
     verify.set_defaults(handler=_verify)
 
-    rebuild = commands.add_parser("rebuild", help="re-materialise a kept release from its recorded inputs and "
-                                                   "prove the files byte-identical")
+    rebuild = commands.add_parser(
+        "rebuild", help="re-materialise a kept release from its recorded inputs and prove the files byte-identical"
+    )
     rebuild.add_argument("version", help="e.g. v0.1")
     rebuild.add_argument("--spec", default=DEFAULT_SPEC, help="spec name (the folder under the releases root)")
     rebuild.add_argument("--root", type=Path, default=RELEASES_DIR, help="releases root")
@@ -53,8 +54,10 @@ def _verify(args: argparse.Namespace) -> int:
     problems = verify_release(args.path)
     for problem in problems:
         print(f"FAIL {problem}")
-    print(f"{manifest['benchmark']} {manifest['version']}: {len(manifest['files'])} files, "
-          + ("all hashes match" if not problems else f"{len(problems)} problems"))
+    print(
+        f"{manifest['benchmark']} {manifest['version']}: {len(manifest['files'])} files, "
+        + ("all hashes match" if not problems else f"{len(problems)} problems")
+    )
     return 1 if problems else 0
 
 
@@ -79,13 +82,17 @@ def _rebuild(args: argparse.Namespace) -> int:
     for change in report.code_changes:
         print(f"code changed since the release: {change}")
     if report.data_changes:
-        print(f"{len(report.data_changes)} upstream partitions got a new data version (run-scoped versions of assets "
-              "without a code version change on every run)")
+        print(
+            f"{len(report.data_changes)} upstream partitions got a new data version (run-scoped versions of assets "
+            "without a code version change on every run)"
+        )
     print(f"LLM calls not answered from the gateway cache: {report.new_llm_calls}")
     for difference in report.differences:
         print(f"DIFF {difference}")
-    print(f"{args.spec} {args.version}: {report.files} files "
-          + ("rebuilt byte-identical" if report.identical else f"differ in {len(report.differences)} places"))
+    print(
+        f"{args.spec} {args.version}: {report.files} files "
+        + ("rebuilt byte-identical" if report.identical else f"differ in {len(report.differences)} places")
+    )
     return 0 if report.identical else 1
 
 
@@ -114,6 +121,8 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     print(f"{'spec':10} {'version':8} {'items':>6} {'sealed':>6} {'files':>5}  content           path")
     for r in kept:
-        print(f"{r['spec']:10} {r['version']:8} {r['items']:>6} {r['sealed_items']:>6} {r['files']:>5}  "
-              f"{r['content']}  {r['path']}")
+        print(
+            f"{r['spec']:10} {r['version']:8} {r['items']:>6} {r['sealed_items']:>6} {r['files']:>5}  "
+            f"{r['content']}  {r['path']}"
+        )
     return 0

@@ -13,7 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = parser.add_subparsers(dest="review_command", required=True)
 
     serve = commands.add_parser("serve", help="serve the review web app for reviewers and the principal")
-    serve.add_argument("--spec", default="wine", help="bundled spec name or path (its review section sets session length)")
+    serve.add_argument(
+        "--spec", default="wine", help="bundled spec name or path (its review section sets session length)"
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--secure-cookies", action="store_true", help="mark cookies HTTPS-only (behind a TLS proxy)")
@@ -28,12 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--conflicts", default="", help="comma-separated reviewer/author ids this reviewer must not meet")
     add.set_defaults(handler=_add_reviewer)
 
-    appeal = commands.add_parser("appeal", help="an annotator's appeal: the item's two reviewers re-evaluate it in a new round")
+    appeal = commands.add_parser(
+        "appeal", help="an annotator's appeal: the item's two reviewers re-evaluate it in a new round"
+    )
     appeal.add_argument("item_id")
     appeal.add_argument("--evidence", required=True, help="the new academic evidence (citation, page)")
     appeal.set_defaults(handler=_appeal)
 
-    sim = commands.add_parser("simulate-round", help="pilot -> calibration -> tournament round; writes the payout ledger")
+    sim = commands.add_parser(
+        "simulate-round", help="pilot -> calibration -> tournament round; writes the payout ledger"
+    )
     sim.add_argument("--out", type=Path, required=True, help="CSV of the payout ledger")
     sim.add_argument("--items-per-discipline", type=int, default=60)
     sim.add_argument("--seed", type=int, default=7)
@@ -61,9 +67,14 @@ def _add_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.store import Database, database_url
 
     password = getpass.getpass("password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
-    reviewer = Reviewer(reviewer_id=args.reviewer_id, disciplines=_names(args.disciplines), affiliation=args.affiliation,
-                        exam_round1_passed=args.exams_passed, exam_round2_passed=args.exams_passed,
-                        declared_conflicts=_names(args.conflicts))
+    reviewer = Reviewer(
+        reviewer_id=args.reviewer_id,
+        disciplines=_names(args.disciplines),
+        affiliation=args.affiliation,
+        exam_round1_passed=args.exams_passed,
+        exam_round2_passed=args.exams_passed,
+        declared_conflicts=_names(args.conflicts),
+    )
     try:
         add_reviewer(Database(database_url()), reviewer, args.role, password)
     except ValueError as exc:
@@ -100,8 +111,10 @@ def _simulate(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     ledger.write_csv(args.out)
     for c in result.calibrations:
-        print(f"{c.discipline}: Delta p_min={c.dp_min:.3f}  B(pi*={c.target_rate})={c.bonus_target:.2f}  "
-              f"B_dominant>{c.bonus_dominant:.2f}  C_bonus={c.expected_bonus_at_target:.2f}/task")
+        print(
+            f"{c.discipline}: Delta p_min={c.dp_min:.3f}  B(pi*={c.target_rate})={c.bonus_target:.2f}  "
+            f"B_dominant>{c.bonus_dominant:.2f}  C_bonus={c.expected_bonus_at_target:.2f}/task"
+        )
     totals = ledger.group_by("kind").agg(pl.col("amount").sum()).sort("kind")
     print(" ".join(f"{k}={v:.2f}" for k, v in totals.iter_rows()), f"-> {args.out}")
     print(result.table5)

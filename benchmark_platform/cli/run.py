@@ -18,8 +18,7 @@ from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
 
-SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts", "audit_findings",
-                  "evaluation_answers")
+SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts", "audit_findings", "evaluation_answers")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,8 +41,12 @@ def prepare_environment() -> str:
     return url
 
 
-def materialize_all(spec: BenchmarkSpec, instance=None, resources: dict | None = None,  # noqa: ANN001
-                    log=print) -> None:  # noqa: ANN001 - a print-like callable
+def materialize_all(
+    spec: BenchmarkSpec,
+    instance=None,
+    resources: dict | None = None,  # noqa: ANN001
+    log=print,
+) -> None:  # noqa: ANN001 - a print-like callable
     """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
 
     `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.
@@ -57,21 +60,41 @@ def materialize_all(spec: BenchmarkSpec, instance=None, resources: dict | None =
     resources = {**defs.resources, **(resources or {})}
     instance = instance or dg.DagsterInstance.get()
     source_ids = [s.id for s in spec.sources]
-    groups = [("sources", source_ids, [a for a in assets if a.partitions_def and
-                                       list(a.partitions_def.get_partition_keys()) == source_ids]),
-              ("disciplines", spec.discipline_keys, [a for a in assets if a.partitions_def and
-                                                     list(a.partitions_def.get_partition_keys()) == spec.discipline_keys]),
-              ("unpartitioned", [None], [a for a in assets if a.partitions_def is None])]
+    groups = [
+        (
+            "sources",
+            source_ids,
+            [a for a in assets if a.partitions_def and list(a.partitions_def.get_partition_keys()) == source_ids],
+        ),
+        (
+            "disciplines",
+            spec.discipline_keys,
+            [
+                a
+                for a in assets
+                if a.partitions_def and list(a.partitions_def.get_partition_keys()) == spec.discipline_keys
+            ],
+        ),
+        ("unpartitioned", [None], [a for a in assets if a.partitions_def is None]),
+    ]
     for label, partition_keys, selected in groups:
         if not selected:
             continue
         selection = dg.AssetSelection.assets(*selected)
         for n, partition_key in enumerate(partition_keys, 1):
             started = time.perf_counter()
-            result = dg.materialize(assets, selection=selection, partition_key=partition_key, instance=instance,
-                                    resources=resources, raise_on_error=True)
-            log(f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
-                f"{len(result.get_asset_materialization_events())} assets in {time.perf_counter() - started:.1f} s")
+            result = dg.materialize(
+                assets,
+                selection=selection,
+                partition_key=partition_key,
+                instance=instance,
+                resources=resources,
+                raise_on_error=True,
+            )
+            log(
+                f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
+                f"{len(result.get_asset_materialization_events())} assets in {time.perf_counter() - started:.1f} s"
+            )
 
 
 def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
@@ -88,8 +111,10 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
 def _run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     url = prepare_environment()
-    print(f"spec {spec.name} {spec.release.version}: {len(spec.sources)} sources, "
-          f"{len(spec.discipline_keys)} disciplines; database {redact(url)}")
+    print(
+        f"spec {spec.name} {spec.release.version}: {len(spec.sources)} sources, "
+        f"{len(spec.discipline_keys)} disciplines; database {redact(url)}"
+    )
     started = time.perf_counter()
     materialize_all(spec)
     db = Database(url)
@@ -101,12 +126,26 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     prepare_environment()
-    command = [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(args.port),
-               "-w", str(PROJECT_ROOT / "workspace.yaml")]
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(args.port),
+        "-w",
+        str(PROJECT_ROOT / "workspace.yaml"),
+    ]
     # `dagster dev` stops its webserver and daemon cleanly on SIGINT only. A process started in the background
     # inherits SIGINT ignored, so restore it for the child (own session) and forward SIGINT/SIGTERM we receive.
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        command,
+        cwd=PROJECT_ROOT,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
     def forward(signum: int, _frame: object) -> None:
         process.send_signal(signal.SIGINT)

@@ -72,5 +72,7 @@ def key(spec: BenchmarkSpec, name: str) -> dg.AssetKey:
 
 
 def counts_metadata(**counts: int | float) -> dict[str, dg.MetadataValue]:
-    return {name: (dg.MetadataValue.int(v) if isinstance(v, int) else dg.MetadataValue.float(float(v)))
-            for name, v in counts.items()}
+    return {
+        name: (dg.MetadataValue.int(v) if isinstance(v, int) else dg.MetadataValue.float(float(v)))
+        for name, v in counts.items()
+    }

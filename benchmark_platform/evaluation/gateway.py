@@ -18,8 +18,9 @@ from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, Sco
 def _check(model: str, results: list[CallResult]) -> None:
     failed = [r for r in results if not r.ok]
     if failed:
-        raise RuntimeError(f"model {model}: {len(failed)} of {len(results)} calls failed, "
-                           f"e.g. {failed[0].status}: {failed[0].error}")
+        raise RuntimeError(
+            f"model {model}: {len(failed)} of {len(results)} calls failed, e.g. {failed[0].status}: {failed[0].error}"
+        )
 
 
 class GatewaySlate:
@@ -27,21 +28,36 @@ class GatewaySlate:
         self.gateway = gateway
 
     async def answer(self, model: str, requests: Sequence[AnswerRequest]) -> list[AnswerReply]:
-        results = await self.gateway.complete_many([
-            ChatRequest(model=model, messages=[{"role": role, "content": text} for role, text in r.messages],
-                        sample_index=r.sample, max_tokens=r.max_tokens, stop=r.stop)
-            for r in requests
-        ])
+        results = await self.gateway.complete_many(
+            [
+                ChatRequest(
+                    model=model,
+                    messages=[{"role": role, "content": text} for role, text in r.messages],
+                    sample_index=r.sample,
+                    max_tokens=r.max_tokens,
+                    stop=r.stop,
+                )
+                for r in requests
+            ]
+        )
         _check(model, results)
         prices = self.gateway.models[model].prices
-        return [AnswerReply(text=r.text, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
-                            reasoning_tokens=r.reasoning_tokens, latency_s=r.latency_ms / 1000,
-                            cost_usd=prices.cost(r.input_tokens, r.output_tokens, r.reasoning_tokens))
-                for r in results]
+        return [
+            AnswerReply(
+                text=r.text,
+                input_tokens=r.input_tokens,
+                output_tokens=r.output_tokens,
+                reasoning_tokens=r.reasoning_tokens,
+                latency_s=r.latency_ms / 1000,
+                cost_usd=prices.cost(r.input_tokens, r.output_tokens, r.reasoning_tokens),
+            )
+            for r in results
+        ]
 
     async def loglikelihoods(self, model: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
         results = await self.gateway.complete_many(
-            [ScoreRequest(model=model, context=context, continuation=continuation) for context, continuation in pairs])
+            [ScoreRequest(model=model, context=context, continuation=continuation) for context, continuation in pairs]
+        )
         _check(model, results)
         return [float(r.logprob) for r in results]
 

@@ -250,9 +250,7 @@ def _inspect_parts(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 raise ValueError(f"{path}: no header.json or _journal/start.json inside")
             spec = json.loads(archive.read(header)).get("eval")
             samples = [
-                json.loads(archive.read(n))
-                for n in sorted(names)
-                if n.startswith("samples/") and n.endswith(".json")
+                json.loads(archive.read(n)) for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")
             ]
     else:
         log = json.loads(path.read_text(encoding="utf-8"))
@@ -262,13 +260,11 @@ def _inspect_parts(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return spec, samples
 
 
-_INSPECT_TRUE = {"C", 1, 1.0, True}
-_INSPECT_FALSE = {"I", "P", "N", 0, 0.0, False}
+_INSPECT_TRUE = {"C", 1}
+_INSPECT_FALSE = {"I", "P", "N", 0}
 
 
-def read_inspect_log(
-    path: Path, *, scorer: str | None = None, discipline_key: str | None = None
-) -> pl.DataFrame:
+def read_inspect_log(path: Path, *, scorer: str | None = None, discipline_key: str | None = None) -> pl.DataFrame:
     """An Inspect AI eval log -> results.
 
     Model = eval.model; sample = epoch - 1; correct = the score value is CORRECT ("C" or 1);

@@ -35,8 +35,7 @@ def validate_results(frame: pl.DataFrame, source: str) -> pl.DataFrame:
     if missing:
         raise ValueError(f"{source}: results lack columns {missing}")
     frame = frame.select(
-        [pl.col(c).cast(t) for c, t in RESULT_SCHEMA.items()]
-        + [c for c in frame.columns if c not in RESULT_SCHEMA]
+        [pl.col(c).cast(t) for c, t in RESULT_SCHEMA.items()] + [c for c in frame.columns if c not in RESULT_SCHEMA]
     )
     for column in ("model", "item_id", "discipline", "sample", "correct"):
         nulls = frame.filter(pl.col(column).is_null())

@@ -20,6 +20,9 @@ from benchmark_platform.evaluation.answering import AnswerProtocol, parse_letter
 from benchmark_platform.evaluation.items import EvalItem
 from benchmark_platform.evaluation.results import RESULT_SCHEMA, validate_results
 
+# Frozen, so one shared default instance is safe (a call in the signature would be evaluated once anyway).
+DEFAULT_PROTOCOL = AnswerProtocol()
+
 TELEMETRY_SCHEMA: dict[str, pl.DataType] = {
     "raw_text": pl.String(),
     "retried": pl.Boolean(),
@@ -81,7 +84,7 @@ async def evaluate_generative(
     slate: ModelSlate,
     k: int = 1,
     logit_bias: bool = False,
-    protocol: AnswerProtocol = AnswerProtocol(),
+    protocol: AnswerProtocol = DEFAULT_PROTOCOL,
 ) -> pl.DataFrame:
     """avg@k single-letter answers of one model configuration: k rows per item, with telemetry.
 
@@ -89,8 +92,11 @@ async def evaluate_generative(
     draws = [(item, sample) for item in items for sample in range(k)]
     first = await slate.answer(model, [_request(i, s, logit_bias, protocol, retry=False) for i, s in draws])
     replies = [[reply] for reply in first]
-    unparsed = [n for n, ((item, _), r) in enumerate(zip(draws, first, strict=True))
-                if parse_letter(r.text, item.letters) is None]
+    unparsed = [
+        n
+        for n, ((item, _), r) in enumerate(zip(draws, first, strict=True))
+        if parse_letter(r.text, item.letters) is None
+    ]
     if unparsed and protocol.retry_once:
         second = await slate.answer(model, [_request(*draws[n], logit_bias, protocol, retry=True) for n in unparsed])
         for n, reply in zip(unparsed, second, strict=True):
@@ -98,21 +104,23 @@ async def evaluate_generative(
     rows = []
     for (item, sample), tries in zip(draws, replies, strict=True):
         prediction = parse_letter(tries[-1].text, item.letters)
-        rows.append({
-            "model": model,
-            "item_id": item.item_id,
-            "discipline": item.discipline,
-            "sample": sample,
-            "prediction": prediction,
-            "correct": prediction == item.answer,
-            "raw_text": tries[-1].text,
-            "retried": len(tries) > 1,
-            "input_tokens": sum(r.input_tokens for r in tries),
-            "output_tokens": sum(r.output_tokens for r in tries),
-            "reasoning_tokens": sum(r.reasoning_tokens for r in tries),
-            "latency_s": sum(r.latency_s for r in tries),
-            "cost_usd": sum(r.cost_usd for r in tries),
-        })
+        rows.append(
+            {
+                "model": model,
+                "item_id": item.item_id,
+                "discipline": item.discipline,
+                "sample": sample,
+                "prediction": prediction,
+                "correct": prediction == item.answer,
+                "raw_text": tries[-1].text,
+                "retried": len(tries) > 1,
+                "input_tokens": sum(r.input_tokens for r in tries),
+                "output_tokens": sum(r.output_tokens for r in tries),
+                "reasoning_tokens": sum(r.reasoning_tokens for r in tries),
+                "latency_s": sum(r.latency_s for r in tries),
+                "cost_usd": sum(r.cost_usd for r in tries),
+            }
+        )
     frame = pl.DataFrame(rows, schema=RESULT_SCHEMA | TELEMETRY_SCHEMA, orient="row")
     return validate_results(frame, f"model {model}")
 
@@ -148,8 +156,16 @@ async def evaluate_by_likelihood(
         if normalise == "chars":
             mine = [s / len(c) for s, c in zip(mine, options, strict=True)]
         prediction = item.letters[int(np.argmax(mine))]
-        rows.append({"model": model, "item_id": item.item_id, "discipline": item.discipline, "sample": 0,
-                     "prediction": prediction, "correct": prediction == item.answer})
+        rows.append(
+            {
+                "model": model,
+                "item_id": item.item_id,
+                "discipline": item.discipline,
+                "sample": 0,
+                "prediction": prediction,
+                "correct": prediction == item.answer,
+            }
+        )
     return validate_results(pl.DataFrame(rows, schema=RESULT_SCHEMA, orient="row"), f"model {model}")
 
 

@@ -28,9 +28,13 @@ class Extraction:
     sentences: int = 0
 
 
-def extract(documents: list[SourceDocument], config: FactsConfig, spec_dir: Path,
-            extractor: ProseExtractor | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Extraction:
+def extract(
+    documents: list[SourceDocument],
+    config: FactsConfig,
+    spec_dir: Path,
+    extractor: ProseExtractor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Extraction:
     """Prose of the spec's prose sources through the five filters, structured records through the templates."""
     prose_documents = [d for d in documents if d.source_id in config.prose_sources]
     result = Extraction()
@@ -68,8 +72,14 @@ class FactSet:
     paraphrase_outcome: Counter[str]
 
 
-def select(candidates: Sequence[Candidate], config: FactsConfig, encode: Encode, tiers: dict[str, int],
-           paraphraser: Paraphraser | None = None, gazetteer: Gazetteer | None = None) -> FactSet:
+def select(
+    candidates: Sequence[Candidate],
+    config: FactsConfig,
+    encode: Encode,
+    tiers: dict[str, int],
+    paraphraser: Paraphraser | None = None,
+    gazetteer: Gazetteer | None = None,
+) -> FactSet:
     """Facts of one discipline: near-duplicates removed, paraphrased when a paraphraser is given (with the
     gazetteer, to check that the paraphrase keeps every entity)."""
     unique = list({(c.discipline, c.document_id, c.span_start, c.span_end): c for c in candidates}.values())
@@ -84,9 +94,14 @@ def select(candidates: Sequence[Candidate], config: FactsConfig, encode: Encode,
         text_mode = f"paraphrase: {config.paraphrase_model}"
     facts = [Fact(fact_id(c.discipline, c.document_id, c.span_start, c.span_end, c.text), c) for c in kept]
     id_of = {(f.candidate.document_id, f.candidate.span_start, f.candidate.span_end): f.fact_id for f in facts}
-    duplicates = [RemovedDuplicate(unique[d.index], id_of[(unique[d.kept].document_id, unique[d.kept].span_start,
-                                                            unique[d.kept].span_end)], d.cosine)
-                  for d in dedup.duplicates]
+    duplicates = [
+        RemovedDuplicate(
+            unique[d.index],
+            id_of[(unique[d.kept].document_id, unique[d.kept].span_start, unique[d.kept].span_end)],
+            d.cosine,
+        )
+        for d in dedup.duplicates
+    ]
     return FactSet(facts, duplicates, dedup.guarded_pairs, text_mode, outcome)
 
 
@@ -110,29 +125,44 @@ class QualityRow:
     text_mode: str
 
 
-def quality_report(discipline: str, fact_set: FactSet, rejections: Sequence[Rejection],
-                   tiers: dict[str, int], full_confidence: float = 1.0) -> list[QualityRow]:
+def quality_report(
+    discipline: str,
+    fact_set: FactSet,
+    rejections: Sequence[Rejection],
+    tiers: dict[str, int],
+    full_confidence: float = 1.0,
+) -> list[QualityRow]:
     """One row per source that gave this discipline facts, duplicates or rejections."""
-    sources = sorted({f.candidate.source_id for f in fact_set.facts}
-                     | {d.candidate.source_id for d in fact_set.duplicates}
-                     | {r.source_id for r in rejections if r.discipline == discipline})
+    sources = sorted(
+        {f.candidate.source_id for f in fact_set.facts}
+        | {d.candidate.source_id for d in fact_set.duplicates}
+        | {r.source_id for r in rejections if r.discipline == discipline}
+    )
     rows = []
     for source in sources:
         mine = [f.candidate for f in fact_set.facts if f.candidate.source_id == source]
         words = [c.words for c in mine]
-        dropped = Counter(f"{r.stage}: {r.reason}" for r in rejections
-                          if r.source_id == source and r.discipline == discipline)
-        rows.append(QualityRow(
-            discipline=discipline, source_id=source, tier=tiers.get(source), facts=len(mine),
-            full_confidence=sum(c.confidence >= full_confidence for c in mine),
-            reduced_confidence=sum(c.confidence < full_confidence for c in mine),
-            words_mean=round(statistics.fmean(words), 2) if words else None,
-            words_median=float(statistics.median(words)) if words else None,
-            words_max=max(words) if words else None,
-            with_entities=sum(bool(c.mentions) for c in mine),
-            ner_corrections=sum(m.ner_label is not None for c in mine for m in c.mentions),
-            duplicates_removed=sum(d.candidate.source_id == source for d in fact_set.duplicates),
-            rejected=sum(dropped.values()), rejections=dict(sorted(dropped.items())),
-            paraphrased=sum("paraphrase_of" in c.attributes for c in mine), text_mode=fact_set.text_mode,
-        ))
+        dropped = Counter(
+            f"{r.stage}: {r.reason}" for r in rejections if r.source_id == source and r.discipline == discipline
+        )
+        rows.append(
+            QualityRow(
+                discipline=discipline,
+                source_id=source,
+                tier=tiers.get(source),
+                facts=len(mine),
+                full_confidence=sum(c.confidence >= full_confidence for c in mine),
+                reduced_confidence=sum(c.confidence < full_confidence for c in mine),
+                words_mean=round(statistics.fmean(words), 2) if words else None,
+                words_median=float(statistics.median(words)) if words else None,
+                words_max=max(words) if words else None,
+                with_entities=sum(bool(c.mentions) for c in mine),
+                ner_corrections=sum(m.ner_label is not None for c in mine for m in c.mentions),
+                duplicates_removed=sum(d.candidate.source_id == source for d in fact_set.duplicates),
+                rejected=sum(dropped.values()),
+                rejections=dict(sorted(dropped.items())),
+                paraphrased=sum("paraphrase_of" in c.attributes for c in mine),
+                text_mode=fact_set.text_mode,
+            )
+        )
     return rows

@@ -67,8 +67,8 @@ def subject_of(token: Token) -> Token | None:
 
 def is_finite(token: Token) -> bool:
     return token.pos_ in ("VERB", "AUX") and (
-        token.tag_ in FINITE_TAGS
-        or any(c.dep_ in ("aux", "auxpass") and c.tag_ in FINITE_TAGS for c in token.children))
+        token.tag_ in FINITE_TAGS or any(c.dep_ in ("aux", "auxpass") and c.tag_ in FINITE_TAGS for c in token.children)
+    )
 
 
 def _connectives(head: Token, child: Token, conjunctions: frozenset[str]) -> list[Token] | None:
@@ -76,8 +76,9 @@ def _connectives(head: Token, child: Token, conjunctions: frozenset[str]) -> lis
     if not (is_finite(head) and is_finite(child)):
         return None
     if child.dep_ == "conj":
-        ccs = [t for t in head.children if t.dep_ == "cc" and t.i < child.left_edge.i] + \
-              [t for t in child.children if t.dep_ == "cc" and t.i < child.i]
+        ccs = [t for t in head.children if t.dep_ == "cc" and t.i < child.left_edge.i] + [
+            t for t in child.children if t.dep_ == "cc" and t.i < child.i
+        ]
         cc = max(ccs, key=lambda t: t.i, default=None)
         if cc is None or cc.lower_ not in conjunctions:
             return None
@@ -96,8 +97,9 @@ def _connectives(head: Token, child: Token, conjunctions: frozenset[str]) -> lis
     return joint
 
 
-def split_clauses(sentence: Span, conjunctions: frozenset[str],
-                  mentions: list[tuple[int, int, Mention]]) -> list[Clause]:
+def split_clauses(
+    sentence: Span, conjunctions: frozenset[str], mentions: list[tuple[int, int, Mention]]
+) -> list[Clause]:
     """The sentence's clauses, in order; a sentence without a splittable conjunction is one clause."""
     root = sentence.root
     heads: list[tuple[Token, Token | None]] = [(root, None)]  # (clause head, head it was cut from)
@@ -120,8 +122,11 @@ def split_clauses(sentence: Span, conjunctions: frozenset[str],
     for head, parent in sorted(heads, key=lambda pair: pair[0].i):
         tokens = [t for t in sentence if owner[t.i] == head.i and t.i not in removed and not t.is_space]
         # a comma before the next clause, or the sentence's full stop when another clause comes in between
-        while tokens and tokens[-1].is_punct and (tokens[-1].text in ",;:" or len(tokens) > 1
-                                                  and tokens[-1].i != tokens[-2].i + 1):
+        while (
+            tokens
+            and tokens[-1].is_punct
+            and (tokens[-1].text in ",;:" or len(tokens) > 1 and tokens[-1].i != tokens[-2].i + 1)
+        ):
             tokens.pop()
         if not tokens:
             continue
@@ -197,8 +202,9 @@ def _expletive(token: Token) -> bool:
     return any(c.dep_ == "acomp" and any(g.dep_ == "xcomp" for g in c.children) for c in head.children)
 
 
-def resolve(clause: Clause, own_subject: Antecedent | None, context: Context,
-            people: list[tuple[int, Antecedent]]) -> Resolved | str:
+def resolve(
+    clause: Clause, own_subject: Antecedent | None, context: Context, people: list[tuple[int, Antecedent]]
+) -> Resolved | str:
     """The clause's text with pronouns/demonstratives replaced, or the reason it cannot be resolved. `people`
     are the sentence's person mentions (token index, referent): 'his' may point back to one of them."""
     tokens = [*clause.subject_prefix, *clause.tokens]
@@ -262,4 +268,3 @@ def resolve(clause: Clause, own_subject: Antecedent | None, context: Context,
         text = text.rstrip(".") + "."
     text = text[:1].upper() + text[1:]
     return Resolved(text=text, mentions=tuple(mentions), replaced=len(replacements))
-

@@ -40,13 +40,19 @@ class Dedup:
 
 
 def priority(candidates: Sequence[Candidate], tiers: dict[str, int]) -> list[int]:
-    return sorted(range(len(candidates)), key=lambda i: (
-        tiers.get(candidates[i].source_id, 9), -candidates[i].confidence, candidates[i].document_id,
-        candidates[i].span_start, candidates[i].span_end))
+    return sorted(
+        range(len(candidates)),
+        key=lambda i: (
+            tiers.get(candidates[i].source_id, 9),
+            -candidates[i].confidence,
+            candidates[i].document_id,
+            candidates[i].span_start,
+            candidates[i].span_end,
+        ),
+    )
 
 
-def near_duplicates(candidates: Sequence[Candidate], encode: Encode, threshold: float,
-                    tiers: dict[str, int]) -> Dedup:
+def near_duplicates(candidates: Sequence[Candidate], encode: Encode, threshold: float, tiers: dict[str, int]) -> Dedup:
     order = priority(candidates, tiers)
     kept_ranks: set[int] = set()
     duplicates: list[Duplicate] = []
@@ -73,8 +79,10 @@ def near_duplicates(candidates: Sequence[Candidate], encode: Encode, threshold: 
         for j in range(len(prose)):
             found = None
             window = slice(limits[j], limits[j + 1])
-            for similarity, other in sorted(zip(similarities[window].tolist(), neighbours[window].tolist()),
-                                            key=lambda pair: (-pair[0], pair[1])):
+            for similarity, other in sorted(
+                zip(similarities[window].tolist(), neighbours[window].tolist(), strict=True),
+                key=lambda pair: (-pair[0], pair[1]),
+            ):
                 if other >= j or not kept[other]:
                     continue
                 if _compatible(keys[j], keys[other]):

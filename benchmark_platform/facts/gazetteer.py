@@ -79,7 +79,8 @@ class Gazetteer:
             for names in _read_names(spec_file, spec_dir):
                 canonical = names[0]
                 entity = next((e for n in names if (e := gazetteer.lookup(n))), None) or Entity(
-                    entity_id(spec_file.entity_type, canonical), spec_file.entity_type, canonical)
+                    entity_id(spec_file.entity_type, canonical), spec_file.entity_type, canonical
+                )
                 for name in names:
                     if _key(name) not in ignored:
                         gazetteer.add(name, entity)
@@ -103,8 +104,12 @@ def _read_names(spec_file: GazetteerFile, spec_dir: Path) -> list[list[str]]:
             name = _strip_suffixes(row[spec_file.name_column], spec_file.drop_suffixes)
             if not name:
                 raise GazetteerError(f"gazetteer {path}, row {row_number}: empty {spec_file.name_column!r}")
-            aliases = [_strip_suffixes(a, []) for column in spec_file.alias_columns
-                       for a in (row[column] or "").split(spec_file.alias_separator) if a.strip()]
+            aliases = [
+                _strip_suffixes(a, [])
+                for column in spec_file.alias_columns
+                for a in (row[column] or "").split(spec_file.alias_separator)
+                if a.strip()
+            ]
             names = [n for n in (name, *aliases) if "?" not in n]  # '?' marks letters lost upstream
             if names:
                 rows.append(names)

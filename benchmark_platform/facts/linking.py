@@ -55,15 +55,23 @@ class Linker:
             overlap = next((span for span in spans if span.start < ent.end and ent.start < span.end), None)
             if overlap is not None:
                 corrected[overlap.start] = ent.label_
-            elif ent.label_ in NER_TYPES and any(t.pos_ == "PROPN" for t in ent) and not any(
-                    i in claimed for i in range(ent.start, ent.end)):  # 'Grape' at a sentence start is no ORG
+            elif (
+                ent.label_ in NER_TYPES
+                and any(t.pos_ == "PROPN" for t in ent)
+                and not any(i in claimed for i in range(ent.start, ent.end))
+            ):  # 'Grape' at a sentence start is no ORG
                 surface = _trim(ent.text)
                 entity_type = NER_TYPES[ent.label_]
                 mentions.append((ent.start, ent.end, Mention(entity_id(entity_type, surface), entity_type, surface)))
         for span in spans:
             entity = self._entities[span.label]
-            mentions.append((span.start, span.end, Mention(entity.entity_id, entity.entity_type, span.text,
-                                                           corrected.get(span.start))))
+            mentions.append(
+                (
+                    span.start,
+                    span.end,
+                    Mention(entity.entity_id, entity.entity_type, span.text, corrected.get(span.start)),
+                )
+            )
         mentions.sort(key=lambda m: m[0])
         return mentions, hits
 
@@ -79,7 +87,7 @@ def _proper(doc: Doc, start: int, end: int) -> bool:
 def _trim(text: str) -> str:
     for leading in _LEADING:
         if text.startswith(leading):
-            return text[len(leading):]
+            return text[len(leading) :]
     return text
 
 

@@ -29,8 +29,9 @@ def prompt(fact: str) -> str:
     return PROMPT.format(fact=fact)
 
 
-def paraphrase(candidates: Sequence[Candidate], paraphraser: Paraphraser, config: FactsConfig,
-               gazetteer: Gazetteer) -> tuple[list[Candidate], Counter[str]]:
+def paraphrase(
+    candidates: Sequence[Candidate], paraphraser: Paraphraser, config: FactsConfig, gazetteer: Gazetteer
+) -> tuple[list[Candidate], Counter[str]]:
     """Candidates with their text paraphrased where the model's output passes every check; the counts say why
     the others kept their sentence ('accepted' counts the paraphrased ones)."""
     outputs = paraphraser([prompt(c.text) for c in candidates])
@@ -43,15 +44,15 @@ def paraphrase(candidates: Sequence[Candidate], paraphraser: Paraphraser, config
         outcome[problem or "accepted"] += 1
         if problem is None and output is not None:
             text = " ".join(output.split())
-            result.append(replace(candidate, text=text,
-                                  attributes={**candidate.attributes, "paraphrase_of": candidate.text}))
+            result.append(
+                replace(candidate, text=text, attributes={**candidate.attributes, "paraphrase_of": candidate.text})
+            )
         else:
             result.append(candidate)
     return result, outcome
 
 
-def _problem(candidate: Candidate, output: str | None, config: FactsConfig,
-             names: dict[str, set[str]]) -> str | None:
+def _problem(candidate: Candidate, output: str | None, config: FactsConfig, names: dict[str, set[str]]) -> str | None:
     if output is None or not output.strip():
         return "no output"
     text = " ".join(output.split())

@@ -18,8 +18,16 @@ from pathlib import Path
 import spacy
 from spacy.tokens import Doc
 
-from benchmark_platform.facts.clauses import (REFERRING_WORDS, Antecedent, Clause, Context, antecedent_from,
-                                               resolve, split_clauses, subject_of)
+from benchmark_platform.facts.clauses import (
+    REFERRING_WORDS,
+    Antecedent,
+    Clause,
+    Context,
+    antecedent_from,
+    resolve,
+    split_clauses,
+    subject_of,
+)
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.linking import Linker, MentionSpan, mentions_within
@@ -89,8 +97,11 @@ class ProseExtractor:
                 if (sentence.document, sentence.paragraph) != where:
                     where = (sentence.document, sentence.paragraph)
                     topic = self.linker.topic(documents[sentence.document].title)
-                    context = Context(topic=Antecedent(topic.name, (Mention(topic.entity_id, topic.entity_type,
-                                                                            topic.name),)) if topic else None)
+                    context = Context(
+                        topic=Antecedent(topic.name, (Mention(topic.entity_id, topic.entity_type, topic.name),))
+                        if topic
+                        else None
+                    )
                 self._sentence(documents[sentence.document], sentence.start, doc, context, result)
         return result
 
@@ -100,8 +111,9 @@ class ProseExtractor:
         word (else the parse is needed to resolve it, or to give the next sentence its referent), sentences with
         no anchor term (no lexicon term, no gazetteer name) or no sentence-final punctuation. None of them could
         yield a fact after parsing."""
-        units = [(d, p, offset, text) for d, document in enumerate(documents)
-                 for p, offset, text in prose_lines(document)]
+        units = [
+            (d, p, offset, text) for d, document in enumerate(documents) for p, offset, text in prose_lines(document)
+        ]
         paragraph: list[tuple[_Sentence, bool, bool]] = []
         with self.nlp.select_pipes(enable=["senter"]):
             segmented = self.nlp.pipe((u[3] for u in units), batch_size=self.config.batch_size * 4)
@@ -116,55 +128,111 @@ class ProseExtractor:
                         continue
                     result.sentences += 1
                     start = offset + sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
-                    paragraph.append((_Sentence(d, p, start, text),
-                                      any(sent.start <= i < sent.end for i in anchored),
-                                      any(t.lower_ in REFERRING_WORDS for t in sent)))
+                    paragraph.append(
+                        (
+                            _Sentence(d, p, start, text),
+                            any(sent.start <= i < sent.end for i in anchored),
+                            any(t.lower_ in REFERRING_WORDS for t in sent),
+                        )
+                    )
         yield from self._worth_parsing(paragraph, documents, result)
 
-    def _worth_parsing(self, paragraph: list[tuple[_Sentence, bool, bool]], documents: list[SourceDocument],
-                       result: ProseResult) -> Iterator[_Sentence]:
+    def _worth_parsing(
+        self, paragraph: list[tuple[_Sentence, bool, bool]], documents: list[SourceDocument], result: ProseResult
+    ) -> Iterator[_Sentence]:
         limit = 2 * self.config.max_words
         for position, (sentence, anchored, referring) in enumerate(paragraph):
             document = documents[sentence.document]
             words = len(sentence.text.split())
             span = (sentence.start, sentence.start + len(sentence.text))
             if words > limit:
-                result.rejections.append(Rejection(
-                    document.source_id, document.document_id, *span, "validate",
-                    f"more than {self.config.max_words} words", sentence.text, detail=f"{words} words, not parsed"))
+                result.rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *span,
+                        "validate",
+                        f"more than {self.config.max_words} words",
+                        sentence.text,
+                        detail=f"{words} words, not parsed",
+                    )
+                )
             elif referring or (position + 1 < len(paragraph) and paragraph[position + 1][2]):
                 yield sentence  # resolution needs it parsed, or the next sentence may need its subject
             elif not anchored:
-                result.rejections.append(Rejection(document.source_id, document.document_id, *span, "classify",
-                                                   "no anchor term", sentence.text, detail="not parsed"))
+                result.rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *span,
+                        "classify",
+                        "no anchor term",
+                        sentence.text,
+                        detail="not parsed",
+                    )
+                )
             elif not terminated(sentence.text):  # validation's own order: a short heading is 'fewer than' first
-                reason = (f"fewer than {self.config.min_words} words" if words < self.config.min_words
-                          else "fragment: no sentence-final punctuation in the source")
-                result.rejections.append(Rejection(document.source_id, document.document_id, *span, "validate",
-                                                   reason, sentence.text, detail="not parsed"))
+                reason = (
+                    f"fewer than {self.config.min_words} words"
+                    if words < self.config.min_words
+                    else "fragment: no sentence-final punctuation in the source"
+                )
+                result.rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *span,
+                        "validate",
+                        reason,
+                        sentence.text,
+                        detail="not parsed",
+                    )
+                )
             else:
                 yield sentence
 
-    def _sentence(self, document: SourceDocument, offset: int, doc: Doc, context: Context,
-                  result: ProseResult) -> None:
+    def _sentence(self, document: SourceDocument, offset: int, doc: Doc, context: Context, result: ProseResult) -> None:
         """Filters 1-5 on the clauses of a parsed sentence; then its subject and people become context."""
         mentions, hits = self.linker.link(doc)
         for sent in doc.sents:
             subject = subject_of(sent.root)
             own_subject = antecedent_from(subject, mentions) if subject is not None else None
-            people = [(start, Antecedent(m.surface, (m,))) for start, _, m in mentions
-                      if sent.start <= start < sent.end and m.entity_type == "person"]
+            people = [
+                (start, Antecedent(m.surface, (m,)))
+                for start, _, m in mentions
+                if sent.start <= start < sent.end and m.entity_type == "person"
+            ]
             for clause in split_clauses(sent, self.conjunctions, mentions):
-                self._clause(document, offset, clause, terminated(sent.text), own_subject, people, mentions, hits,
-                             context, result)
+                self._clause(
+                    document,
+                    offset,
+                    clause,
+                    terminated(sent.text),
+                    own_subject,
+                    people,
+                    mentions,
+                    hits,
+                    context,
+                    result,
+                )
             if own_subject is not None:
                 context.subject = own_subject
             if people:
                 context.person = people[-1][1]
 
-    def _clause(self, document: SourceDocument, offset: int, clause: Clause, is_terminated: bool,
-                own_subject: Antecedent | None, people: list[tuple[int, Antecedent]], mentions: list[MentionSpan],
-                hits: list[tuple[int, str]], context: Context, result: ProseResult) -> None:
+    def _clause(
+        self,
+        document: SourceDocument,
+        offset: int,
+        clause: Clause,
+        is_terminated: bool,
+        own_subject: Antecedent | None,
+        people: list[tuple[int, Antecedent]],
+        mentions: list[MentionSpan],
+        hits: list[tuple[int, str]],
+        context: Context,
+        result: ProseResult,
+    ) -> None:
         config = self.config
         start, end = offset + clause.start_char, offset + clause.end_char
         source_text = document.text[start:end]
@@ -188,12 +256,21 @@ class ProseExtractor:
         if off_topic is not None:
             result.rejections.append(Rejection(*where, "on_topic", "off topic", source_text, off_topic, discipline))
             return
-        result.candidates.append(Candidate(
-            source_id=document.source_id, document_id=document.document_id, span_start=start, span_end=end,
-            discipline=discipline, text=resolved.text, source_text=source_text, confidence=confidence,
-            method="clause" if clause.split else "sentence", mentions=clause_mentions,
-            attributes={"resolved_references": resolved.replaced} if resolved.replaced else {},
-        ))
+        result.candidates.append(
+            Candidate(
+                source_id=document.source_id,
+                document_id=document.document_id,
+                span_start=start,
+                span_end=end,
+                discipline=discipline,
+                text=resolved.text,
+                source_text=source_text,
+                confidence=confidence,
+                method="clause" if clause.split else "sentence",
+                mentions=clause_mentions,
+                attributes={"resolved_references": resolved.replaced} if resolved.replaced else {},
+            )
+        )
 
 
 _WORKER: ProseExtractor | None = None
@@ -209,9 +286,13 @@ def _extract_chunk(documents: list[SourceDocument]) -> ProseResult:
     return _WORKER.extract(documents)
 
 
-def extract_prose(documents: list[SourceDocument], config: FactsConfig, spec_dir: Path,
-                  extractor: ProseExtractor | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> ProseResult:
+def extract_prose(
+    documents: list[SourceDocument],
+    config: FactsConfig,
+    spec_dir: Path,
+    extractor: ProseExtractor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ProseResult:
     """Candidates and rejections of every prose document, in document order.
 
     With `config.processes` > 1 the documents are spread over that many worker processes (each loads the models
@@ -233,8 +314,9 @@ def extract_prose(documents: list[SourceDocument], config: FactsConfig, spec_dir
     if config.processes == 1 or len(chunks) < 2:
         collect(map((extractor or ProseExtractor(config, spec_dir)).extract, chunks))
         return result
-    with ProcessPoolExecutor(config.processes, mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=(config, spec_dir)) as pool:
+    with ProcessPoolExecutor(
+        config.processes, mp_context=get_context("spawn"), initializer=_start_worker, initargs=(config, spec_dir)
+    ) as pool:
         collect(pool.map(_extract_chunk, chunks))
     return result
 

@@ -67,8 +67,11 @@ def validate(clause: Clause, text: str, sentence_terminated: bool, config: Facts
     if not is_finite(clause.head):
         return "fragment: main verb not finite"  # 'Then proceeding west ...', imperatives
     first_word = next((t for t in tokens if t.is_alpha), None)
-    if not clause.has_subject and first_word is not None and (first_word == clause.head or first_word.head ==
-                                                              clause.head and first_word.dep_.startswith("aux")):
+    if (
+        not clause.has_subject
+        and first_word is not None
+        and (first_word == clause.head or first_word.head == clause.head and first_word.dep_.startswith("aux"))
+    ):
         return "fragment: starts with its main verb"  # a clipped clause: 'Is located east of the river.'
     first = tokens[0]
     if not clause.split and (first.is_lower and first.is_alpha or first.pos_ in ("CCONJ", "PUNCT")):
@@ -76,8 +79,9 @@ def validate(clause: Clause, text: str, sentence_terminated: bool, config: Facts
     last = _last_word(tokens)
     if last is None or last.pos_ in _DANGLING_END:
         return "fragment: dangling last word"
-    if last.text.endswith(".") or (last.is_title and len(last.text) <= 3 and last.i + 1 < len(last.doc)
-                                    and last.nbor().text == "."):
+    if last.text.endswith(".") or (
+        last.is_title and len(last.text) <= 3 and last.i + 1 < len(last.doc) and last.nbor().text == "."
+    ):
         return "fragment: cut at an abbreviation"  # 'the intersection of the St.' or '... U.S.G.S.'
     if any(text.count(a) != text.count(b) for a, b in _PAIRS) or text.count('"') % 2:
         return "fragment: unbalanced brackets or quotes"
@@ -111,5 +115,6 @@ class OnTopic:
 
 
 def _words(terms: list[str]) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\b",
-                      re.IGNORECASE)
+    return re.compile(
+        r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\b", re.IGNORECASE
+    )

@@ -30,8 +30,11 @@ def records(document: SourceDocument) -> Iterator[tuple[dict[str, Any], int]]:
         cursor = 0
         for row in document.metadata["rows"]:
             yield row, cursor
-            ends = [p + len(str(v)) for v in row.values()
-                    if v not in (None, "") and (p := document.text.find(str(v), cursor)) >= 0]
+            ends = [
+                p + len(str(v))
+                for v in row.values()
+                if v not in (None, "") and (p := document.text.find(str(v), cursor)) >= 0
+            ]
             cursor = min(ends, default=cursor)  # still inside this row: the next row starts after it
     elif document.media_type == "application/geo+json":
         yield json.loads(document.text)["features"][0]["properties"], 0
@@ -49,8 +52,10 @@ def records(document: SourceDocument) -> Iterator[tuple[dict[str, Any], int]]:
 def value_span(text: str, start: int, field: str, value: str) -> tuple[int, int] | None:
     """Where the field's value stands in the text, searching from `start`: as a 'field: value' line, as a JSON
     member, or (CSV) as the next occurrence of the value."""
-    for pattern in (re.escape(f"{field}: ") + r"(?=" + re.escape(value) + ")",
-                    re.escape(json.dumps(field)) + r"\s*:\s*\"(?=" + re.escape(json.dumps(value)[1:-1]) + ")"):
+    for pattern in (
+        re.escape(f"{field}: ") + r"(?=" + re.escape(value) + ")",
+        re.escape(json.dumps(field)) + r"\s*:\s*\"(?=" + re.escape(json.dumps(value)[1:-1]) + ")",
+    ):
         match = re.compile(pattern).search(text, start)
         if match:
             length = len(value) if text.startswith(value, match.end()) else len(json.dumps(value)) - 2
@@ -65,8 +70,9 @@ def render(value: Any, separator: str) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def extract_structured(document: SourceDocument, config: FactsConfig, gazetteer: Gazetteer,
-                       on_topic: OnTopic) -> tuple[list[Candidate], list[Rejection]]:
+def extract_structured(
+    document: SourceDocument, config: FactsConfig, gazetteer: Gazetteer, on_topic: OnTopic
+) -> tuple[list[Candidate], list[Rejection]]:
     templates = [t for t in config.templates if t.source == document.source_id]
     candidates: list[Candidate] = []
     rejections: list[Rejection] = []
@@ -77,39 +83,92 @@ def extract_structured(document: SourceDocument, config: FactsConfig, gazetteer:
             value, subject = record.get(template.field), record.get(template.subject_field)
             if value in (None, "") or subject in (None, ""):
                 empty = template.field if value in (None, "") else template.subject_field
-                rejections.append(Rejection(document.source_id, document.document_id, offset, offset + 1, "template",
-                                            "empty field", "", detail=empty, discipline=template.discipline))
+                rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        offset,
+                        offset + 1,
+                        "template",
+                        "empty field",
+                        "",
+                        detail=empty,
+                        discipline=template.discipline,
+                    )
+                )
                 continue
             value = str(value).strip()
             span = value_span(document.text, offset, template.field, value)
             if span is None:
-                rejections.append(Rejection(document.source_id, document.document_id, offset, offset + 1, "template",
-                                            "value not in the document text", value, detail=template.field,
-                                            discipline=template.discipline))
+                rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        offset,
+                        offset + 1,
+                        "template",
+                        "value not in the document text",
+                        value,
+                        detail=template.field,
+                        discipline=template.discipline,
+                    )
+                )
                 continue
             candidate = _fact(document, template, record, value, str(subject).strip(), span, config, gazetteer)
             words = candidate.words
             if not config.min_words <= words <= config.max_words:
-                reason = f"fewer than {config.min_words} words" if words < config.min_words \
+                reason = (
+                    f"fewer than {config.min_words} words"
+                    if words < config.min_words
                     else f"more than {config.max_words} words"
-                rejections.append(Rejection(document.source_id, document.document_id, *span, "validate", reason,
-                                            candidate.text, discipline=template.discipline))
+                )
+                rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *span,
+                        "validate",
+                        reason,
+                        candidate.text,
+                        discipline=template.discipline,
+                    )
+                )
             elif (name := on_topic.off_topic(document.source_id, candidate.text)) is not None:
-                rejections.append(Rejection(document.source_id, document.document_id, *span, "on_topic",
-                                            "off topic", candidate.text, detail=name, discipline=template.discipline))
+                rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *span,
+                        "on_topic",
+                        "off topic",
+                        candidate.text,
+                        detail=name,
+                        discipline=template.discipline,
+                    )
+                )
             else:
                 candidates.append(candidate)
     return candidates, rejections
 
 
-def _fact(document: SourceDocument, template: FactTemplate, record: dict[str, Any], value: str, subject: str,
-          span: tuple[int, int], config: FactsConfig, gazetteer: Gazetteer) -> Candidate:
+def _fact(
+    document: SourceDocument,
+    template: FactTemplate,
+    record: dict[str, Any],
+    value: str,
+    subject: str,
+    span: tuple[int, int],
+    config: FactsConfig,
+    gazetteer: Gazetteer,
+) -> Candidate:
     fields = {k: render(v, config.list_separator) for k, v in record.items() if v not in (None, "")}
     try:
         text = template.template.format_map(fields)
     except KeyError as missing:
-        raise TemplateError(f"facts.templates ({template.source}, {template.field}): record of document "
-                            f"{document.document_id} has no field {missing}") from None
+        raise TemplateError(
+            f"facts.templates ({template.source}, {template.field}): record of document "
+            f"{document.document_id} has no field {missing}"
+        ) from None
     text = text[:1].upper() + text[1:]
     entity = gazetteer.entity_for(subject, template.entity_type)
     mentions = [Mention(entity.entity_id, entity.entity_type, subject)]
@@ -118,9 +177,21 @@ def _fact(document: SourceDocument, template: FactTemplate, record: dict[str, An
         if known is not None and known != entity:
             mentions.append(Mention(known.entity_id, known.entity_type, part.strip()))
     return Candidate(
-        source_id=document.source_id, document_id=document.document_id, span_start=span[0], span_end=span[1],
-        discipline=template.discipline, text=text, source_text=document.text[span[0]:span[1]], confidence=1.0,
-        method=f"template:{template.field}", mentions=tuple(mentions),
-        attributes={"subject": subject, "field": template.field, "value": value, "entity_type": template.entity_type,
-                    "entity_id": entity.entity_id},
+        source_id=document.source_id,
+        document_id=document.document_id,
+        span_start=span[0],
+        span_end=span[1],
+        discipline=template.discipline,
+        text=text,
+        source_text=document.text[span[0] : span[1]],
+        confidence=1.0,
+        method=f"template:{template.field}",
+        mentions=tuple(mentions),
+        attributes={
+            "subject": subject,
+            "field": template.field,
+            "value": value,
+            "entity_type": template.entity_type,
+            "entity_id": entity.entity_id,
+        },
     )

@@ -18,9 +18,16 @@ from benchmark_platform.embed import Embedder
 from benchmark_platform.generation.model import Fact, norm
 
 SHARED_ATTRIBUTE_BONUS = 0.25
-TYPE_LABELS = {"ava": "American Viticultural Area", "grape_variety": "grape variety", "appellation": "appellation",
-               "producer": "wine producer", "region": "wine region", "country": "country",
-               "organization": "organisation", "person": "person"}
+TYPE_LABELS = {
+    "ava": "American Viticultural Area",
+    "grape_variety": "grape variety",
+    "appellation": "appellation",
+    "producer": "wine producer",
+    "region": "wine region",
+    "country": "country",
+    "organization": "organisation",
+    "person": "person",
+}
 
 
 def type_label(entity_type: str) -> str:
@@ -68,8 +75,9 @@ class EntityCatalogue:
             index.vectors = embedder.encode(index.names) if index.names else None
             for f in sorted({f for a in index.attributes for f in a}):
                 index.code_of[f] = {v: i for i, v in enumerate(sorted({a[f] for a in index.attributes if f in a}))}
-                index.codes[f] = np.array([index.code_of[f].get(a.get(f, ""), -1) for a in index.attributes],
-                                          dtype=np.int32)
+                index.codes[f] = np.array(
+                    [index.code_of[f].get(a.get(f, ""), -1) for a in index.attributes], dtype=np.int32
+                )
             self.types[entity_type] = index
 
     def mine_many(self, queries: list[Query], k: int, block: int = 256) -> list[list[tuple[str, float]]]:
@@ -83,7 +91,7 @@ class EntityCatalogue:
         for entity_type, members in by_type.items():
             index = self.types[entity_type]
             for at in range(0, len(members), block):
-                chunk = members[at: at + block]
+                chunk = members[at : at + block]
                 block_queries = [queries[i] for i in chunk]
                 scores = _scores(index, block_queries, [index.keys.get(norm(q.answer)) for q in block_queries])
                 first = top_rows(scores, 8 * k + 8)
@@ -102,12 +110,22 @@ def _scores(index: _TypeIndex, queries: list[Query], rows: list[int | None]) -> 
     scores[[j for j, r in enumerate(rows) if r is None]] = 0.0
     absent, unmatched = -3, -2  # codes are >= -1, so these match no candidate
     for f, codes in index.codes.items():
-        own = np.array([index.code_of[f][index.attributes[r][f]] if r is not None and f != q.exclude_field
-                        and f in index.attributes[r] else absent for q, r in zip(queries, rows, strict=True)])
+        own = np.array(
+            [
+                index.code_of[f][index.attributes[r][f]]
+                if r is not None and f != q.exclude_field and f in index.attributes[r]
+                else absent
+                for q, r in zip(queries, rows, strict=True)
+            ]
+        )
         scores += SHARED_ATTRIBUTE_BONUS * (codes[None, :] == own[:, None])
     for f, codes in index.codes.items():
-        same = np.array([index.code_of[f].get(norm(q.exclude_value or ""), unmatched) if q.exclude_field == f
-                         else absent for q in queries])
+        same = np.array(
+            [
+                index.code_of[f].get(norm(q.exclude_value or ""), unmatched) if q.exclude_field == f else absent
+                for q in queries
+            ]
+        )
         if (same != absent).any():
             scores[codes[None, :] == same[:, None]] = -np.inf
     return scores

@@ -92,8 +92,9 @@ def capped_allocation(total: int, weights: Mapping[str, float], cap: int | Mappi
     alloc = water_fill(total, weights, caps)
     target = round(sum(alloc.values()))
     counts = {g: math.floor(v + 1e-9) for g, v in alloc.items()}
-    order = sorted((g for g in weights if counts[g] < caps[g]),
-                   key=lambda g: (counts[g] - alloc[g], list(weights).index(g)))
+    order = sorted(
+        (g for g in weights if counts[g] < caps[g]), key=lambda g: (counts[g] - alloc[g], list(weights).index(g))
+    )
     for g in order[: target - sum(counts.values())]:
         counts[g] += 1
     return counts
@@ -130,14 +131,24 @@ def balanced_positions(n: int, k: int, seed: int, key: str) -> list[int]:
     return out[:n]
 
 
-def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]],
-         available: set[str] | None = None, limits: Mapping[str, int] | None = None) -> Plan:
+def plan(
+    n: int,
+    config: GenerationConfig,
+    audited: Mapping[str, tuple[int, int]],
+    available: set[str] | None = None,
+    limits: Mapping[str, int] | None = None,
+) -> Plan:
     """Slots for `n` items. `available`: strategies the discipline's facts allow (default: all); `limits`: the most
     items a strategy can make from them (its share beyond goes to the others, in proportion), and under the key
     'pseudo_mcq10' the most slots (template and scenario together) that can be 10-option pseudo-MCQs."""
     generators = list(config.generators)
-    runnable = [s for s in STRATEGIES if config.strategy_shares.get(s, 0) > 0
-                and (generators or s in DETERMINISTIC_STRATEGIES) and (available is None or s in available)]
+    runnable = [
+        s
+        for s in STRATEGIES
+        if config.strategy_shares.get(s, 0) > 0
+        and (generators or s in DETERMINISTIC_STRATEGIES)
+        and (available is None or s in available)
+    ]
     shares = {s: config.strategy_shares[s] for s in runnable}
     caps = {s: (limits or {}).get(s, n) for s in runnable}
     quota = water_fill(n, shares, caps)
@@ -150,8 +161,9 @@ def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]
     taken = largest_remainder(overflow, {s: counts[s] for s in counts if s != "template"}) if overflow else {}
     strategies = _interleave({s: counts[s] - taken.get(s, 0) for s in counts if s != "template"}) if generators else []
     model_for = _interleave(gen_counts)
-    difficulty = _interleave(largest_remainder(len(strategies), {d: config.difficulty_shares.get(d, 0.0)
-                                                                  for d in DIFFICULTIES}))
+    difficulty = _interleave(
+        largest_remainder(len(strategies), {d: config.difficulty_shares.get(d, 0.0) for d in DIFFICULTIES})
+    )
     n_templates = counts.get("template", 0)
     pseudo_limit = (limits or {}).get("pseudo_mcq10", n)
     n_pseudo = min(round(config.pseudo_mcq.share_of_templates * n_templates), pseudo_limit)
@@ -164,8 +176,9 @@ def plan(n: int, config: GenerationConfig, audited: Mapping[str, tuple[int, int]
         slots.append(Slot(len(slots), strategy, model, level, config.cognitive[strategy], fmt))
     deterministic_dm = (counts.get("distractor_mining", 0) if not generators else 0) + overflow
     for _ in range(deterministic_dm):
-        slots.append(Slot(len(slots), "distractor_mining", DETERMINISTIC, "L2",
-                          config.cognitive["distractor_mining"], "mcq4"))
+        slots.append(
+            Slot(len(slots), "distractor_mining", DETERMINISTIC, "L2", config.cognitive["distractor_mining"], "mcq4")
+        )
     for fmt in _interleave({"pseudo_mcq10": n_pseudo, "mcq4": n_templates - n_pseudo}):
         slots.append(Slot(len(slots), "template", DETERMINISTIC, None, config.cognitive["template"], fmt))
     return Plan(tuple(slots), quota, cap, gen_counts, overflow)

@@ -97,8 +97,9 @@ def explain(statements: tuple[Statement, ...], option: frozenset[int]) -> Option
     return OptionExplanation(verdict + "; ".join(parts) + tail + ".", tuple(dict.fromkeys(sources)))
 
 
-def assemble(statements: tuple[Statement, ...], config: PseudoMcqConfig, seed: int, key: str,
-             position: int) -> PseudoMcq | None:
+def assemble(
+    statements: tuple[Statement, ...], config: PseudoMcqConfig, seed: int, key: str, position: int
+) -> PseudoMcq | None:
     """Options over the statements: the true set plus the nearest wrong sets of the same size, answer at
     `position`. None when the statements do not allow it (e.g. the true count does not match the config)."""
     truth = frozenset(i for i, s in enumerate(statements) if s.true)
@@ -122,15 +123,29 @@ def falsify(fact: Fact, index: FieldIndex, rng) -> Statement | None:  # noqa: AN
         return None
     own = field_index.values_of.get(norm(fact.subject or ""), set())
     values = field_index.values
-    wrong = next((v for v in (values[rng.randrange(len(values))] for _ in range(16))
-                  if norm(v) not in own and v not in fact.text), None)
+    wrong = next(
+        (
+            v
+            for v in (values[rng.randrange(len(values))] for _ in range(16))
+            if norm(v) not in own and v not in fact.text
+        ),
+        None,
+    )
     if wrong is None:
         return None
     return Statement(fact.text.replace(value, wrong), False, (fact.fact_id,), f"the source gives {value}, not {wrong}")
 
 
-def pseudo_item(spec_name: str, seed: int, facts: list[Fact], index: FieldIndex, config: PseudoMcqConfig,
-                position: int, difficulty: str, cognitive: str) -> Item | None:
+def pseudo_item(
+    spec_name: str,
+    seed: int,
+    facts: list[Fact],
+    index: FieldIndex,
+    config: PseudoMcqConfig,
+    position: int,
+    difficulty: str,
+    cognitive: str,
+) -> Item | None:
     """A pseudo-MCQ over `facts` (structured, one per statement; the first is the seed fact)."""
     if len(facts) < config.statements:
         return None
@@ -150,21 +165,41 @@ def pseudo_item(spec_name: str, seed: int, facts: list[Fact], index: FieldIndex,
     return to_item(item, spec_name, key, facts, difficulty, cognitive, DETERMINISTIC, "template", PROMPT_VERSION)
 
 
-def to_item(p: PseudoMcq, spec_name: str, key: str, facts: list[Fact], difficulty: str, cognitive: str,
-            generator: str, strategy: str, prompt_version: str) -> Item:
+def to_item(
+    p: PseudoMcq,
+    spec_name: str,
+    key: str,
+    facts: list[Fact],
+    difficulty: str,
+    cognitive: str,
+    generator: str,
+    strategy: str,
+    prompt_version: str,
+) -> Item:
     return Item(
-        item_id=content_id(spec_name, "pseudo_mcq10", strategy, generator, key), format="pseudo_mcq10",
-        question=stem(p.statements), options=tuple(option_text(o) for o in p.options), answer_index=p.answer_index,
+        item_id=content_id(spec_name, "pseudo_mcq10", strategy, generator, key),
+        format="pseudo_mcq10",
+        question=stem(p.statements),
+        options=tuple(option_text(o) for o in p.options),
+        answer_index=p.answer_index,
         explanation="\n".join(f"{option_text(o)}: {e.text}" for o, e in zip(p.options, p.explanations, strict=True)),
-        difficulty=difficulty, cognitive=cognitive, strategy=strategy, generator=generator,
-        prompt_version=prompt_version, facts={f.fact_id: "answer" for f in facts},
-        parameters={"statements": [{"text": s.text, "true": s.true, "sources": list(s.sources)} for s in p.statements],
-                    "option_sets": [sorted(o) for o in p.options]},
-        option_explanations=p.explanations)
+        difficulty=difficulty,
+        cognitive=cognitive,
+        strategy=strategy,
+        generator=generator,
+        prompt_version=prompt_version,
+        facts={f.fact_id: "answer" for f in facts},
+        parameters={
+            "statements": [{"text": s.text, "true": s.true, "sources": list(s.sources)} for s in p.statements],
+            "option_sets": [sorted(o) for o in p.options],
+        },
+        option_explanations=p.explanations,
+    )
 
 
-def from_parameters(item_options: list[str], answer_index: int, parameters: dict,
-                    explanations: list[OptionExplanation]) -> PseudoMcq:
+def from_parameters(
+    item_options: list[str], answer_index: int, parameters: dict, explanations: list[OptionExplanation]
+) -> PseudoMcq:
     """Rebuild a stored pseudo-MCQ (items.options + generation_metadata.parameters) for re-validation."""
     statements = tuple(Statement(s["text"], bool(s["true"]), tuple(s["sources"])) for s in parameters["statements"])
     options = tuple(frozenset(o) for o in parameters["option_sets"])

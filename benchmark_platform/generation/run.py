@@ -8,6 +8,7 @@ choices, content-derived ids, and the gateway's cache answers every call a crash
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
@@ -44,9 +45,15 @@ class GenerationResult:
         return dict(sorted(Counter(getattr(i, attr) for i in self.items).items()))
 
     def counts(self) -> dict[str, int]:
-        return {"items": len(self.items), "reserve": len(self.reserve), "slots": len(self.plan.slots),
-                "unfilled": sum(self.unfilled.values()), "invalid": sum(self.invalid.values()),
-                "cap_overflow": self.plan.cap_overflow, "generator_cap": self.plan.generator_cap}
+        return {
+            "items": len(self.items),
+            "reserve": len(self.reserve),
+            "slots": len(self.plan.slots),
+            "unfilled": sum(self.unfilled.values()),
+            "invalid": sum(self.invalid.values()),
+            "cap_overflow": self.plan.cap_overflow,
+            "generator_cap": self.plan.generator_cap,
+        }
 
 
 class _Context:
@@ -83,11 +90,11 @@ class _Context:
 
     def count(self, name: str, needed: int) -> int:
         """How many candidates the named stream has, looking no further than `needed`."""
-        return sum(1 for _, _ in zip(range(needed), self.stream(name)))
+        return sum(1 for _ in itertools.islice(self.stream(name), needed))
 
     def _blocks(self) -> Iterator[list[Fact]]:
         for at in range(0, len(self.selected), BLOCK):
-            yield self.selected[at: at + BLOCK]
+            yield self.selected[at : at + BLOCK]
 
     def mined(self) -> Iterator[st.Mined]:
         """Selected facts with an entity to ask for and three confusable distractors, in rank order."""
@@ -95,9 +102,12 @@ class _Context:
 
     def pairs(self) -> Iterator[tuple[Fact, Fact]]:
         """Selected structured facts with their entity-affinity partner, in rank order."""
-        return ((f, p) for block in self._blocks()
-                for f, p in zip(block, st.partners(block, self.index, self.by_subject, self.catalogue), strict=True)
-                if p is not None)
+        return (
+            (f, p)
+            for block in self._blocks()
+            for f, p in zip(block, st.partners(block, self.index, self.by_subject, self.catalogue), strict=True)
+            if p is not None
+        )
 
     def available(self) -> set[str]:
         out = {"fact_to_question"} if self.selected else set()
@@ -122,22 +132,28 @@ class _Context:
 
     def pseudo_ok(self) -> Iterator[list[Fact]]:
         """Pseudo-MCQ fact groups the builder accepts."""
-        return (g for g in self.pseudo_groups()
-                if pseudo_item("", 0, g, self.index, self.pseudo, 0, PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE) is not None)
+        return (
+            g
+            for g in self.pseudo_groups()
+            if pseudo_item("", 0, g, self.index, self.pseudo, 0, PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE) is not None
+        )
 
     def limits(self, the_plan: Plan) -> dict[str, int]:
         """Strategies (and the pseudo format) whose candidates fall short of the plan, with what they can make."""
         planned = Counter(s.strategy for s in the_plan.slots)
         pseudo = sum(s.format == "pseudo_mcq10" for s in the_plan.slots)  # template and LLM (scenario) slots
         template_pseudo = sum(s.format == "pseudo_mcq10" and s.strategy == "template" for s in the_plan.slots)
-        have = {"distractor_mining": self.count("mined", planned["distractor_mining"]),
-                "comparative": self.count("pairs", planned["comparative"]),
-                "scenario": len(self.selected) if len(self.everything) >= 3 else 0,
-                "fact_to_question": len(self.selected),
-                "pseudo_mcq10": self.count("pseudo_ok", pseudo)}
-        have["template"] = self.count("template_items",
-                                      planned["template"] - min(template_pseudo, have["pseudo_mcq10"])) \
+        have = {
+            "distractor_mining": self.count("mined", planned["distractor_mining"]),
+            "comparative": self.count("pairs", planned["comparative"]),
+            "scenario": len(self.selected) if len(self.everything) >= 3 else 0,
+            "fact_to_question": len(self.selected),
+            "pseudo_mcq10": self.count("pseudo_ok", pseudo),
+        }
+        have["template"] = (
+            self.count("template_items", planned["template"] - min(template_pseudo, have["pseudo_mcq10"]))
             + have["pseudo_mcq10"]
+        )
         out = {k: v for k, v in have.items() if k in planned and v < planned[k]}
         if have["pseudo_mcq10"] < pseudo:
             out["pseudo_mcq10"] = have["pseudo_mcq10"]
@@ -157,9 +173,12 @@ class _Context:
         structured = [f for f in self.selected if f.structured]
         for i, seed in enumerate(structured):
             group, subjects = [seed], {norm(seed.subject or "")}
-            for other in structured[i + 1:] + structured[:i] + self.everything:
-                if other.structured and other.entity_type == seed.entity_type \
-                        and norm(other.subject or "") not in subjects:
+            for other in structured[i + 1 :] + structured[:i] + self.everything:
+                if (
+                    other.structured
+                    and other.entity_type == seed.entity_type
+                    and norm(other.subject or "") not in subjects
+                ):
                     group.append(other)
                     subjects.add(norm(other.subject or ""))
                 if len(group) == self.pseudo.statements:
@@ -190,10 +209,18 @@ def _fill(slots: list[Slot], candidates: Iterator, build) -> tuple[list, int]:  
     return out, 0
 
 
-async def generate(spec_name: str, seed: int, discipline: str, config: GenerationConfig, selected: list[Fact],
-                   pool: list[Fact],
-                   audited: Mapping[str, tuple[int, int]], embedder: Embedder,
-                   gateway: Gateway | None = None, ordinal: int = 0) -> GenerationResult:
+async def generate(
+    spec_name: str,
+    seed: int,
+    discipline: str,
+    config: GenerationConfig,
+    selected: list[Fact],
+    pool: list[Fact],
+    audited: Mapping[str, tuple[int, int]],
+    embedder: Embedder,
+    gateway: Gateway | None = None,
+    ordinal: int = 0,
+) -> GenerationResult:
     """`ordinal`: the discipline's place in the taxonomy; answer positions are rotated by it, so that disciplines
     with few items of a format do not all put their answers in the same places."""
     if config.generators and gateway is None:
@@ -201,13 +228,21 @@ async def generate(spec_name: str, seed: int, discipline: str, config: Generatio
     # mining and clustering are many small products next to the event loop; the round's allocations should not make
     # the collector walk the loaded facts and indexes again and again (see runtime.py for the measurements)
     with single_threaded_blas(), frozen_heap():
-        return await _generate(spec_name, seed, discipline, config, selected, pool, audited, embedder, gateway,
-                               ordinal)
+        return await _generate(spec_name, seed, discipline, config, selected, pool, audited, embedder, gateway, ordinal)
 
 
-async def _generate(spec_name: str, seed: int, discipline: str, config: GenerationConfig, selected: list[Fact],
-                    pool: list[Fact], audited: Mapping[str, tuple[int, int]], embedder: Embedder,
-                    gateway: Gateway | None, ordinal: int) -> GenerationResult:
+async def _generate(
+    spec_name: str,
+    seed: int,
+    discipline: str,
+    config: GenerationConfig,
+    selected: list[Fact],
+    pool: list[Fact],
+    audited: Mapping[str, tuple[int, int]],
+    embedder: Embedder,
+    gateway: Gateway | None,
+    ordinal: int,
+) -> GenerationResult:
     ctx = _Context(selected, pool, config, embedder)
     n, available, limits = config.items_per_discipline or len(selected), ctx.available(), {}
     the_plan = plan(n, config, audited, available)
@@ -220,8 +255,10 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
     slots_by = defaultdict(list)
     for slot in the_plan.slots:
         slots_by[(slot.strategy, slot.generator == DETERMINISTIC, slot.format)].append(slot)
-    positions = {fmt: iter(balanced_positions(sum(s.format == fmt for s in the_plan.slots), k, seed, fmt))
-                 for fmt, k in (("mcq4", config.options_per_item), ("pseudo_mcq10", config.pseudo_mcq.options))}
+    positions = {
+        fmt: iter(balanced_positions(sum(s.format == fmt for s in the_plan.slots), k, seed, fmt))
+        for fmt, k in (("mcq4", config.options_per_item), ("pseudo_mcq10", config.pseudo_mcq.options))
+    }
     width = {"mcq4": config.options_per_item, "pseudo_mcq10": config.pseudo_mcq.options}
     pos = {s.index: (next(positions[s.format]) + ordinal) % width[s.format] for s in the_plan.slots}
     result = GenerationResult([], [], the_plan)
@@ -229,21 +266,29 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
 
     # deterministic slots
     made, result.unfilled["template"] = _fill(
-        slots_by[("template", True, "mcq4")], ctx.stream("template_items"),
-        lambda s, c: template_item(spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index],
-                                   version))
+        slots_by[("template", True, "mcq4")],
+        ctx.stream("template_items"),
+        lambda s, c: template_item(
+            spec_name, seed, c[1], c[0], ctx.index, config.options_per_item, pos[s.index], version
+        ),
+    )
     result.items += made
     pseudo_groups = ctx.stream("pseudo_ok")  # one iterator: the LLM pseudo slots take the groups after these
     made, missing = _fill(
-        slots_by[("template", True, "pseudo_mcq10")], pseudo_groups,
-        lambda s, g: pseudo_item(spec_name, seed, g, ctx.index, config.pseudo_mcq, pos[s.index], PSEUDO_DIFFICULTY,
-                                 PSEUDO_COGNITIVE))
+        slots_by[("template", True, "pseudo_mcq10")],
+        pseudo_groups,
+        lambda s, g: pseudo_item(
+            spec_name, seed, g, ctx.index, config.pseudo_mcq, pos[s.index], PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE
+        ),
+    )
     result.items += made
     result.unfilled["template"] += missing
     mined_iter = ctx.stream("mined")
     made, result.unfilled["distractor_mining"] = _fill(
-        slots_by[("distractor_mining", True, "mcq4")], mined_iter,
-        lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive))
+        slots_by[("distractor_mining", True, "mcq4")],
+        mined_iter,
+        lambda s, m: st.cloze_item(spec_name, m, pos[s.index], s.cognitive),
+    )
     result.items += made
 
     # LLM pseudo-MCQ slots (a share of the scenario slots, see plan.py): asked now, read back after the other slots
@@ -254,9 +299,12 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
     # (mining, pairing, clustering: the event loop keeps serving the calls in flight) and hands them to the gateway
     # at once. Answers are read back in slot order, so timing changes nothing.
     llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "mcq4"]
-    sources: dict[str, Iterator] = {"fact_to_question": iter(ctx.selected), "distractor_mining": mined_iter,
-                                    "comparative": ctx.stream("pairs"),
-                                    "scenario": ctx.clusters() if llm_slots else iter(())}
+    sources: dict[str, Iterator] = {
+        "fact_to_question": iter(ctx.selected),
+        "distractor_mining": mined_iter,
+        "comparative": ctx.stream("pairs"),
+        "scenario": ctx.clusters() if llm_slots else iter(()),
+    }
     kinds = config.scenario_types_for(discipline)
 
     async def produce(strategy: str) -> list[tuple[tuple, CallResult]]:
@@ -264,7 +312,7 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
         schema = st.MinedQuestion if strategy == "distractor_mining" else st.McqDraft
         asked = []
         for at in range(0, len(slots), REQUEST_CHUNK):
-            chunk = slots[at: at + REQUEST_CHUNK]
+            chunk = slots[at : at + REQUEST_CHUNK]
             entries = await asyncio.to_thread(_llm_entries, chunk, sources[strategy], seed, kinds)
             result.unfilled[strategy] += len(chunk) - len(entries)
             asked.append(asyncio.create_task(_ask(gateway, entries, schema)))
@@ -274,11 +322,35 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
     for entry, res in sorted(answers, key=lambda a: a[0][0].index):
         slot = entry[0]
         if slot.strategy == "distractor_mining":
-            item = st.mined_item(spec_name, slot.generator, entry[2], res.parsed, pos[slot.index],
-                                 slot.difficulty or "L2", slot.cognitive) if res.ok else None
+            item = (
+                st.mined_item(
+                    spec_name,
+                    slot.generator,
+                    entry[2],
+                    res.parsed,
+                    pos[slot.index],
+                    slot.difficulty or "L2",
+                    slot.cognitive,
+                )
+                if res.ok
+                else None
+            )
         else:
-            item = st.draft_item(spec_name, slot.strategy, slot.generator, entry[2], res.parsed, pos[slot.index],
-                                 slot.difficulty or "L2", slot.cognitive, entry[3]) if res.ok else None
+            item = (
+                st.draft_item(
+                    spec_name,
+                    slot.strategy,
+                    slot.generator,
+                    entry[2],
+                    res.parsed,
+                    pos[slot.index],
+                    slot.difficulty or "L2",
+                    slot.cognitive,
+                    entry[3],
+                )
+                if res.ok
+                else None
+            )
         if item is None:
             result.invalid[slot.strategy] += 1
         else:
@@ -290,8 +362,9 @@ async def _generate(spec_name: str, seed: int, discipline: str, config: Generati
     return result
 
 
-def _llm_entries(slots: list[Slot], source: Iterator, seed: int,
-                 kinds: list[str]) -> list[tuple[Slot, ChatRequest, object, dict]]:
+def _llm_entries(
+    slots: list[Slot], source: Iterator, seed: int, kinds: list[str]
+) -> list[tuple[Slot, ChatRequest, object, dict]]:
     """(slot, request, payload, parameters) for each slot of one LLM strategy, drawing its inputs from `source`
     (facts, mined answers, fact pairs or fact clusters); stops when the source runs out."""
     entries = []
@@ -301,9 +374,25 @@ def _llm_entries(slots: list[Slot], source: Iterator, seed: int,
         if drawn is None:
             break
         if slot.strategy == "distractor_mining":
-            entries.append((slot, st.request(slot.strategy, slot.generator, seed, {
-                **args, "fact_id": drawn.fact.fact_id, "fact": drawn.fact.text, "answer": drawn.entity.surface,
-                "distractors": "; ".join(n for n, _ in reversed(drawn.distractors))}), drawn, {}))
+            entries.append(
+                (
+                    slot,
+                    st.request(
+                        slot.strategy,
+                        slot.generator,
+                        seed,
+                        {
+                            **args,
+                            "fact_id": drawn.fact.fact_id,
+                            "fact": drawn.fact.text,
+                            "answer": drawn.entity.surface,
+                            "distractors": "; ".join(n for n, _ in reversed(drawn.distractors)),
+                        },
+                    ),
+                    drawn,
+                    {},
+                )
+            )
             continue
         if slot.strategy == "fact_to_question":
             prompt_args, facts, params = {"fact_id": drawn.fact_id, "fact": drawn.text}, {drawn.fact_id: "answer"}, {}
@@ -320,8 +409,14 @@ def _llm_entries(slots: list[Slot], source: Iterator, seed: int,
     return entries
 
 
-def _ask_pseudo(gateway: Gateway | None, the_plan: Plan, groups: Iterator[list[Fact]], config: GenerationConfig,
-                seed: int, result: GenerationResult) -> asyncio.Task | None:
+def _ask_pseudo(
+    gateway: Gateway | None,
+    the_plan: Plan,
+    groups: Iterator[list[Fact]],
+    config: GenerationConfig,
+    seed: int,
+    result: GenerationResult,
+) -> asyncio.Task | None:
     """The LLM pseudo-MCQ requests, one per planned slot with the next fact group, sent as one task."""
     entries = []
     for slot in (s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "pseudo_mcq10"):
@@ -330,18 +425,43 @@ def _ask_pseudo(gateway: Gateway | None, the_plan: Plan, groups: Iterator[list[F
             result.unfilled[slot.strategy] += 1
             continue
         group = group[: config.pseudo_mcq.statements]
-        entries.append((slot, llm_pseudo.request(group, config.pseudo_mcq, slot.generator, seed,
-                                                 slot.difficulty or PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE), group))
+        entries.append(
+            (
+                slot,
+                llm_pseudo.request(
+                    group,
+                    config.pseudo_mcq,
+                    slot.generator,
+                    seed,
+                    slot.difficulty or PSEUDO_DIFFICULTY,
+                    PSEUDO_COGNITIVE,
+                ),
+                group,
+            )
+        )
     return asyncio.create_task(_ask(gateway, entries, llm_pseudo.PseudoMcqDraft)) if entries else None
 
 
-async def _read_pseudo(asked: asyncio.Task | None, spec_name: str, config: GenerationConfig, pos: dict[int, int],
-                       result: GenerationResult) -> None:
+async def _read_pseudo(
+    asked: asyncio.Task | None, spec_name: str, config: GenerationConfig, pos: dict[int, int], result: GenerationResult
+) -> None:
     """Items from the valid answers; an answer the schema or the pseudo-MCQ validator rejects counts as invalid."""
-    for (slot, _, group), res in (await asked if asked is not None else []):
-        item, reasons = (None, [f"answer {res.status}: {res.error or ''}"]) if not res.ok else llm_pseudo.draft_item(
-            spec_name, slot.strategy, slot.generator, group, res.parsed, config.pseudo_mcq, pos[slot.index],
-            slot.difficulty or PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE)
+    for (slot, _, group), res in await asked if asked is not None else []:
+        item, reasons = (
+            (None, [f"answer {res.status}: {res.error or ''}"])
+            if not res.ok
+            else llm_pseudo.draft_item(
+                spec_name,
+                slot.strategy,
+                slot.generator,
+                group,
+                res.parsed,
+                config.pseudo_mcq,
+                pos[slot.index],
+                slot.difficulty or PSEUDO_DIFFICULTY,
+                PSEUDO_COGNITIVE,
+            )
+        )
         if item is None:
             result.invalid[slot.strategy] += 1
             result.rejections.append(f"slot {slot.index} ({slot.generator}): {'; '.join(reasons)}")

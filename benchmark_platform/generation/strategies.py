@@ -68,6 +68,7 @@ class GateAnswer(BaseModel):
 
 # -- what each strategy takes from the facts ------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Mined:
     """A fact, the entity it asks for, and confusable distractors (most plausible first)."""
@@ -84,8 +85,9 @@ def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
     field_index = index.get(fact) if fact.structured else None
     sharing = field_index.subjects_with.get(norm(fact.value or ""), []) if field_index is not None else []
     if fact.entity_type and len(sharing) == 1:
-        entities.insert(0, Entity(f"{fact.entity_type}:{norm(fact.subject or '')}", fact.entity_type,
-                                  fact.subject or ""))
+        entities.insert(
+            0, Entity(f"{fact.entity_type}:{norm(fact.subject or '')}", fact.entity_type, fact.subject or "")
+        )
     return entities
 
 
@@ -93,8 +95,9 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
     """For each fact, its first askable entity (written once in its text) with k confusable same-type entities
     that do not occur in the text; None when no entity has enough."""
     out: list[Mined | None] = [None] * len(facts)
-    candidates = [[(e, w) for e in _askable(f, index) for w in [_written(f.text, e.surface)] if w is not None]
-                  for f in facts]
+    candidates = [
+        [(e, w) for e in _askable(f, index) for w in [_written(f.text, e.surface)] if w is not None] for f in facts
+    ]
     depth = max((len(c) for c in candidates), default=0)
     for round_ in range(depth):
         todo = [i for i, c in enumerate(candidates) if out[i] is None and round_ < len(c)]
@@ -102,8 +105,14 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
         for i in todo:
             fact, (entity, _) = facts[i], candidates[i][round_]
             structured = fact.structured and entity.surface == fact.subject
-            queries.append(Query(entity.entity_type, entity.surface, fact.field if structured else None,
-                                 fact.value if structured else None))
+            queries.append(
+                Query(
+                    entity.entity_type,
+                    entity.surface,
+                    fact.field if structured else None,
+                    fact.value if structured else None,
+                )
+            )
         for i, found in zip(todo, catalogue.mine_many(queries, k + 4), strict=True):
             fact, (entity, written) = facts[i], candidates[i][round_]
             distractors = [(_like(n, written), s) for n, s in found if norm(n) not in norm(fact.text)][:k]
@@ -117,7 +126,7 @@ def _written(text: str, surface: str) -> str | None:
     at = text.lower().find(surface.lower()) if surface else -1
     if at < 0 or text.lower().find(surface.lower(), at + 1) >= 0:
         return None
-    return text[at: at + len(surface)]
+    return text[at : at + len(surface)]
 
 
 def _like(name: str, answer: str) -> str:
@@ -133,17 +142,27 @@ def cloze_item(spec_name: str, mined: Mined, position: int, cognitive: str) -> I
     options, answer_index = place_answer(mined.entity.surface, names, position)
     return Item(
         item_id=content_id(spec_name, "distractor_mining", DETERMINISTIC, mined.fact.fact_id),
-        format="mcq4", question=f"Which {label} completes the statement: \u201c{blanked}\u201d?",
-        options=options, answer_index=answer_index,
-        explanation=(f"The statement reads \u201c{mined.fact.text}\u201d. {', '.join(names)} are {label}s of the same "
-                     f"kind, but the statement is about {mined.entity.surface}."),
-        difficulty="L2", cognitive=cognitive, strategy="distractor_mining", generator=DETERMINISTIC,
-        prompt_version=CLOZE_VERSION, facts={mined.fact.fact_id: "answer"},
-        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]})
+        format="mcq4",
+        question=f"Which {label} completes the statement: \u201c{blanked}\u201d?",
+        options=options,
+        answer_index=answer_index,
+        explanation=(
+            f"The statement reads \u201c{mined.fact.text}\u201d. {', '.join(names)} are {label}s of the same "
+            f"kind, but the statement is about {mined.entity.surface}."
+        ),
+        difficulty="L2",
+        cognitive=cognitive,
+        strategy="distractor_mining",
+        generator=DETERMINISTIC,
+        prompt_version=CLOZE_VERSION,
+        facts={mined.fact.fact_id: "answer"},
+        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]},
+    )
 
 
-def clusters(seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np.ndarray,
-             row: dict[str, int]) -> list[list[Fact]]:
+def clusters(
+    seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np.ndarray, row: dict[str, int]
+) -> list[list[Fact]]:
     """Each seed with its `size - 1` nearest facts by text embedding (distinct texts); one matrix product."""
     sims = vectors[[row[s.fact_id] for s in seeds]] @ vectors.T if seeds else np.zeros((0, len(facts)))
     out = []
@@ -163,8 +182,9 @@ def clusters(seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np
     return out
 
 
-def partners(facts: list[Fact], index: FieldIndex, by_subject: dict[tuple[str, str], list[Fact]],
-             catalogue: EntityCatalogue) -> list[Fact | None]:
+def partners(
+    facts: list[Fact], index: FieldIndex, by_subject: dict[tuple[str, str], list[Fact]], catalogue: EntityCatalogue
+) -> list[Fact | None]:
     """Entity-affinity pairing: for each structured fact, the same field of the most related other entity of the
     same type (shared attribute values, then name similarity); None when there is none."""
     askable = [f for f in facts if index.get(f) is not None and f.entity_type]
@@ -172,8 +192,9 @@ def partners(facts: list[Fact], index: FieldIndex, by_subject: dict[tuple[str, s
     best: dict[str, Fact] = {}
     for fact, names in zip(askable, found, strict=True):
         for name, _ in names:
-            other = next((o for o in by_subject.get((fact.entity_type or "", norm(name)), [])
-                          if o.field == fact.field), None)
+            other = next(
+                (o for o in by_subject.get((fact.entity_type or "", norm(name)), []) if o.field == fact.field), None
+            )
             if other is not None:
                 best[fact.fact_id] = other
                 break
@@ -181,6 +202,7 @@ def partners(facts: list[Fact], index: FieldIndex, by_subject: dict[tuple[str, s
 
 
 # -- requests and answers -------------------------------------------------------------------------------------------
+
 
 def _messages(user: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": prompt("system")}, {"role": "user", "content": user}]
@@ -190,30 +212,58 @@ def request(strategy: str, model: str, seed: int, context: dict[str, str]) -> Ch
     return ChatRequest(model=model, messages=_messages(prompt(strategy).format(**context)), seed=seed)
 
 
-def draft_item(spec_name: str, strategy: str, generator: str, facts: dict[str, str], draft: McqDraft,
-               position: int, difficulty: str, cognitive: str, parameters: dict) -> Item:
+def draft_item(
+    spec_name: str,
+    strategy: str,
+    generator: str,
+    facts: dict[str, str],
+    draft: McqDraft,
+    position: int,
+    difficulty: str,
+    cognitive: str,
+    parameters: dict,
+) -> Item:
     options, answer_index = place_answer(draft.answer.strip(), [d.strip() for d in draft.distractors], position)
     return Item(
-        item_id=content_id(spec_name, strategy, generator, *facts), format="mcq4", question=draft.question.strip(),
-        options=options, answer_index=answer_index, explanation=draft.explanation.strip(), difficulty=difficulty,
-        cognitive=cognitive, strategy=strategy, generator=generator, prompt_version=prompt_version(strategy),
-        facts=facts, parameters=parameters)
+        item_id=content_id(spec_name, strategy, generator, *facts),
+        format="mcq4",
+        question=draft.question.strip(),
+        options=options,
+        answer_index=answer_index,
+        explanation=draft.explanation.strip(),
+        difficulty=difficulty,
+        cognitive=cognitive,
+        strategy=strategy,
+        generator=generator,
+        prompt_version=prompt_version(strategy),
+        facts=facts,
+        parameters=parameters,
+    )
 
 
-def mined_item(spec_name: str, generator: str, mined: Mined, answer: MinedQuestion, position: int,
-               difficulty: str, cognitive: str) -> Item | None:
+def mined_item(
+    spec_name: str, generator: str, mined: Mined, answer: MinedQuestion, position: int, difficulty: str, cognitive: str
+) -> Item | None:
     """The model's question over our mined options; None when the question gives the answer away."""
     if norm(mined.entity.surface) in norm(answer.question):
         return None
     names = [n for n, _ in mined.distractors]
     options, answer_index = place_answer(mined.entity.surface, names, position)
     return Item(
-        item_id=content_id(spec_name, "distractor_mining", generator, mined.fact.fact_id), format="mcq4",
-        question=answer.question.strip(), options=options, answer_index=answer_index,
-        explanation=answer.explanation.strip(), difficulty=difficulty, cognitive=cognitive,
-        strategy="distractor_mining", generator=generator, prompt_version=prompt_version("distractor_mining"),
+        item_id=content_id(spec_name, "distractor_mining", generator, mined.fact.fact_id),
+        format="mcq4",
+        question=answer.question.strip(),
+        options=options,
+        answer_index=answer_index,
+        explanation=answer.explanation.strip(),
+        difficulty=difficulty,
+        cognitive=cognitive,
+        strategy="distractor_mining",
+        generator=generator,
+        prompt_version=prompt_version("distractor_mining"),
         facts={mined.fact.fact_id: "answer"},
-        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]})
+        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]},
+    )
 
 
 LETTERS = "ABCDEFGHIJ"
@@ -221,5 +271,8 @@ LETTERS = "ABCDEFGHIJ"
 
 def gate_request(item: Item, model: str, seed: int) -> ChatRequest:
     options = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(item.options))
-    return ChatRequest(model=model, messages=[{"role": "user", "content": prompt("closed_book").format(
-        question=item.question, options=options)}], seed=seed)
+    return ChatRequest(
+        model=model,
+        messages=[{"role": "user", "content": prompt("closed_book").format(question=item.question, options=options)}],
+        seed=seed,
+    )

@@ -72,12 +72,23 @@ def _sample(rng, population: list[str], k: int, reject) -> list[str] | None:  # 
 
 
 def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[QuestionTemplate]:
-    return [t for t in templates if fact.structured and t.field == fact.field
-            and (t.entity_type is None or t.entity_type == fact.entity_type)]
+    return [
+        t
+        for t in templates
+        if fact.structured and t.field == fact.field and (t.entity_type is None or t.entity_type == fact.entity_type)
+    ]
 
 
-def template_item(spec_name: str, seed: int, template: QuestionTemplate, fact: Fact, index: FieldIndex,
-                  options_per_item: int, position: int, version: str) -> Item | None:
+def template_item(
+    spec_name: str,
+    seed: int,
+    template: QuestionTemplate,
+    fact: Fact,
+    index: FieldIndex,
+    options_per_item: int,
+    position: int,
+    version: str,
+) -> Item | None:
     """The template's question about `fact`, answer at `position`; None when too few distinct distractors exist."""
     field_index = index.get(fact)
     if field_index is None:
@@ -103,8 +114,17 @@ def template_item(spec_name: str, seed: int, template: QuestionTemplate, fact: F
     options, answer_index = place_answer(answer, distractors, position)
     fields = {"subject": subject, "value": value, "answer": answer}
     return Item(
-        item_id=content_id(spec_name, "template", template.id, fact.fact_id), format="mcq4",
-        question=template.question.format(**fields), options=options, answer_index=answer_index,
-        explanation=template.explanation.format(**fields), difficulty=template.difficulty,
-        cognitive=template.cognitive, strategy="template", generator=DETERMINISTIC, prompt_version=version,
-        facts={fact.fact_id: "answer"}, parameters={"template": template.id, "ask": template.ask})
+        item_id=content_id(spec_name, "template", template.id, fact.fact_id),
+        format="mcq4",
+        question=template.question.format(**fields),
+        options=options,
+        answer_index=answer_index,
+        explanation=template.explanation.format(**fields),
+        difficulty=template.difficulty,
+        cognitive=template.cognitive,
+        strategy="template",
+        generator=DETERMINISTIC,
+        prompt_version=version,
+        facts={fact.fact_id: "answer"},
+        parameters={"template": template.id, "ask": template.ask},
+    )

@@ -70,10 +70,10 @@ def dedupe_link_text(value: str) -> str:
         changed = False
         for size in range(min(6, len(words) // 2), 0, -1):
             for start in range(len(words) - 2 * size + 1):
-                first = [_norm_word(w) for w in words[start:start + size]]
-                second = [_norm_word(w) for w in words[start + size:start + 2 * size]]
+                first = [_norm_word(w) for w in words[start : start + size]]
+                second = [_norm_word(w) for w in words[start + size : start + 2 * size]]
                 if first == second and any(len(w) > 2 for w in first):
-                    del words[start:start + size]
+                    del words[start : start + size]
                     changed = True
                     break
             if changed:
@@ -123,7 +123,8 @@ def french_decimal(value: str) -> float:
 
 US_STATES = frozenset(
     "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK "
-    "OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR VI GU AS MP".split())
+    "OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR VI GU AS MP".split()
+)
 # Codes the UC Davis reports use wrongly, checked against the per-AVA GeoJSON of the same CFR section:
 # no AVA lies in Alaska (AK) or the US Virgin Islands (VI); the reports mean Arkansas (9.77 Altus, 9.112 Arkansas
 # Mountain) and Virginia (9.60 Shenandoah Valley, 9.260 Appalachian High Country).
@@ -151,8 +152,11 @@ _LINK = re.compile(r"\[([^\]]*)\]\((?:[^()]|\([^)]*\))*\)")
 _AUTOLINK = re.compile(r"<https?://[^>]+>")
 _EMPHASIS = re.compile(r"\*{1,3}(?=\S)|(?<=\S)\*{1,3}")
 _RULE = re.compile(r"^\s*(?:[-=]{3,}|\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*)\s*$")
-_MAINTENANCE = re.compile(r"This page or section is an undeveloped draft or outline\.|You can help to develop the work"
-                          r"|you can ask for assistance in the project room|has related information at", re.IGNORECASE)
+_MAINTENANCE = re.compile(
+    r"This page or section is an undeveloped draft or outline\.|You can help to develop the work"
+    r"|you can ask for assistance in the project room|has related information at",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"^\s*[*+-]\s+")
 
 
@@ -163,11 +167,19 @@ def strip_mediawiki_chrome(markdown: str) -> str:
     start = 0
     for i, line in enumerate(lines):
         if line.strip() == "Contents" and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
-            start = next((j - 1 for j in range(i + 2, len(lines)) if _RULE.match(lines[j]) and lines[j].strip()
-                          and set(lines[j].strip()) == {"="}), i)
+            start = next(
+                (
+                    j - 1
+                    for j in range(i + 2, len(lines))
+                    if _RULE.match(lines[j]) and lines[j].strip() and set(lines[j].strip()) == {"="}
+                ),
+                i,
+            )
             break
-    end = next((i for i, line in enumerate(lines) if line.strip().startswith(('Retrieved from "', "Navigation menu"))),
-               len(lines))
+    end = next(
+        (i for i, line in enumerate(lines) if line.strip().startswith(('Retrieved from "', "Navigation menu"))),
+        len(lines),
+    )
     body = "\n".join(lines[start:end])
     body = _EDIT_SECTION.sub("", body)
     body = _IMAGE_LINK.sub("", body)
@@ -185,15 +197,31 @@ def strip_mediawiki_chrome(markdown: str) -> str:
             continue
         kept.append(stripped.strip("|").strip())
     text = paragraphs(kept)
-    return "\n".join(p.removeprefix("• ") for p in text.split("\n") if not _MAINTENANCE.search(p)
-                     and p not in {".", ",", "|", "•"})
+    return "\n".join(
+        p.removeprefix("• ") for p in text.split("\n") if not _MAINTENANCE.search(p) and p not in {".", ",", "|", "•"}
+    )
 
 
-_BOILERPLATE_TAGS = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg",
-                     "button", "template")
-_BOILERPLATE_MARK = re.compile(r"(^|[-_ ])(nav|navbar|navigation|menu|sidebar|footer|header|breadcrumbs?|cookie|banner"
-                               r"|toc|mw-editsection|mw-jump-link|printfooter|catlinks|noprint|share|social|skip)"
-                               r"($|[-_ ])", re.IGNORECASE)
+_BOILERPLATE_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "iframe",
+    "svg",
+    "button",
+    "template",
+)
+_BOILERPLATE_MARK = re.compile(
+    r"(^|[-_ ])(nav|navbar|navigation|menu|sidebar|footer|header|breadcrumbs?|cookie|banner"
+    r"|toc|mw-editsection|mw-jump-link|printfooter|catlinks|noprint|share|social|skip)"
+    r"($|[-_ ])",
+    re.IGNORECASE,
+)
 _CONTENT_SELECTORS = ("#mw-content-text", "main", "article", "[role=main]", "#content", ".content")
 
 

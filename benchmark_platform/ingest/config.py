@@ -24,5 +24,14 @@ SourceConfig = Annotated[
     Field(discriminator="adapter"),
 ]
 
-__all__ = ["CsvSource", "GeoJsonSource", "LegalTextSource", "MediaWikiSource", "PageSource", "SourceBase",
-           "SourceConfig", "SparqlSource", "XlsSource"]
+__all__ = [
+    "CsvSource",
+    "GeoJsonSource",
+    "LegalTextSource",
+    "MediaWikiSource",
+    "PageSource",
+    "SourceBase",
+    "SourceConfig",
+    "SparqlSource",
+    "XlsSource",
+]

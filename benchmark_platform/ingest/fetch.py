@@ -32,8 +32,17 @@ from benchmark_platform.ingest.snapshot import SUCCESS, Capture, Exchange, Snaps
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REQUEST_HEADERS_KEPT = ("user-agent", "accept", "if-none-match", "if-modified-since")  # never auth or cookies
-RESPONSE_HEADERS_KEPT = ("content-type", "content-length", "etag", "last-modified", "date", "retry-after",
-                         "content-encoding", "location", "cache-control")
+RESPONSE_HEADERS_KEPT = (
+    "content-type",
+    "content-length",
+    "etag",
+    "last-modified",
+    "date",
+    "retry-after",
+    "content-encoding",
+    "location",
+    "cache-control",
+)
 
 
 class FetchError(RuntimeError):
@@ -87,8 +96,9 @@ class Fetched:
 class Fetcher(Protocol):
     store: SnapshotStore
 
-    def get(self, url: str, *, params: dict[str, str] | None = None,
-            headers: dict[str, str] | None = None) -> Fetched: ...
+    def get(
+        self, url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None
+    ) -> Fetched: ...
 
 
 def full_url(url: str, params: dict[str, str] | None) -> str:
@@ -106,12 +116,13 @@ class ReplayFetcher:
     def __init__(self, store: SnapshotStore) -> None:
         self.store = store
 
-    def get(self, url: str, *, params: dict[str, str] | None = None,
-            headers: dict[str, str] | None = None) -> Fetched:
+    def get(self, url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> Fetched:
         target = full_url(url, params)
         resolved = self.store.resolve("GET", target)
         if resolved is None:
-            raise ReplayMiss(f"GET {target}: not in snapshot store {self.store.root} (a replay run never uses the network)")
+            raise ReplayMiss(
+                f"GET {target}: not in snapshot store {self.store.root} (a replay run never uses the network)"
+            )
         exchange, revalidation = resolved
         _raise_for_status(exchange)
         return Fetched(exchange, self.store.body(exchange), revalidation)
@@ -120,13 +131,23 @@ class ReplayFetcher:
 class LiveFetcher:
     """Polite live HTTP that records every complete response into the store."""
 
-    def __init__(self, store: SnapshotStore, policy: FetchPolicy | None = None, *,
-                 transport: httpx.BaseTransport | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        store: SnapshotStore,
+        policy: FetchPolicy | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.store = store
         self.policy = policy or FetchPolicy()
-        self._client = httpx.Client(timeout=self.policy.timeout_s, follow_redirects=True, transport=transport,
-                                    headers={"user-agent": self.policy.user_agent})
+        self._client = httpx.Client(
+            timeout=self.policy.timeout_s,
+            follow_redirects=True,
+            transport=transport,
+            headers={"user-agent": self.policy.user_agent},
+        )
         self._clock, self._sleep = clock, sleep
         self._next_slot: dict[str, float] = {}
         self._robots: dict[str, RobotFileParser | bool] = {}
@@ -142,12 +163,13 @@ class LiveFetcher:
         self.close()
 
     # -- public ----------------------------------------------------------------------------------------------
-    def get(self, url: str, *, params: dict[str, str] | None = None,
-            headers: dict[str, str] | None = None) -> Fetched:
+    def get(self, url: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> Fetched:
         target = full_url(url, params)
         if self.policy.respect_robots and not self._allowed(target):
-            raise FetchError(f"GET {target}: disallowed by robots.txt of {urlsplit(target).netloc} "
-                             f"for user agent {self.policy.user_agent!r}")
+            raise FetchError(
+                f"GET {target}: disallowed by robots.txt of {urlsplit(target).netloc} "
+                f"for user agent {self.policy.user_agent!r}"
+            )
         previous = next((e for e in reversed(self.store.history("GET", target)) if e.status in SUCCESS), None)
         request_headers = dict(headers or {})
         if previous is not None:
@@ -199,16 +221,20 @@ class LiveFetcher:
             raise httpx.RemoteProtocolError(f"truncated body: {len(body)} of {expected} bytes")
         return body
 
-    def _record(self, response: httpx.Response, body: bytes, url: str, recorded_at: datetime,
-                elapsed_ms: float) -> Exchange:
+    def _record(
+        self, response: httpx.Response, body: bytes, url: str, recorded_at: datetime, elapsed_ms: float
+    ) -> Exchange:
         sent = response.request.headers
         exchange = Exchange(
             url=url,
             request_headers={k: sent[k] for k in REQUEST_HEADERS_KEPT if k in sent},
             status=response.status_code,
             response_headers={k: response.headers[k] for k in RESPONSE_HEADERS_KEPT if k in response.headers},
-            body_sha256=sha256_hex(body), body_size=len(body), recorded_at=recorded_at,
-            elapsed_ms=round(elapsed_ms, 3), capture=Capture(kind="live"),
+            body_sha256=sha256_hex(body),
+            body_size=len(body),
+            recorded_at=recorded_at,
+            elapsed_ms=round(elapsed_ms, 3),
+            capture=Capture(kind="live"),
         )
         return self.store.put(exchange, body)
 
@@ -236,8 +262,10 @@ class LiveFetcher:
                 return None
         seconds = max(0.0, seconds)
         if seconds > self.policy.max_retry_after_s:
-            raise FetchError(f"GET {url}: server asks to retry after {seconds:.0f}s, "
-                             f"more than the {self.policy.max_retry_after_s:.0f}s allowed")
+            raise FetchError(
+                f"GET {url}: server asks to retry after {seconds:.0f}s, "
+                f"more than the {self.policy.max_retry_after_s:.0f}s allowed"
+            )
         return seconds
 
     def _allowed(self, url: str) -> bool:

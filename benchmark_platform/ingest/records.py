@@ -89,8 +89,9 @@ class ProvenanceError(ValueError):
     pass
 
 
-def verify_provenance(document: Document, tier: int, licence: str, store: SnapshotStore,
-                      body_cache: dict[str, bytes] | None = None) -> None:
+def verify_provenance(
+    document: Document, tier: int, licence: str, store: SnapshotStore, body_cache: dict[str, bytes] | None = None
+) -> None:
     """Raise ProvenanceError (naming the document) unless it traces to a recorded response, byte for byte."""
     where = f"{document.source_id}: {document.url}"
     if not document.url.startswith(("http://", "https://")):
@@ -112,6 +113,7 @@ def verify_provenance(document: Document, tier: int, licence: str, store: Snapsh
     cache = body_cache if body_cache is not None else {}
     if exchange.body_sha256 not in cache:
         cache[exchange.body_sha256] = store.body(exchange)
-    if cache[exchange.body_sha256][trace.start:trace.end] != document.raw:
-        raise ProvenanceError(f"{where}: raw bytes are not the span [{trace.start}, {trace.end}) of "
-                              f"the body recorded from {exchange.url}")
+    if cache[exchange.body_sha256][trace.start : trace.end] != document.raw:
+        raise ProvenanceError(
+            f"{where}: raw bytes are not the span [{trace.start}, {trace.end}) of the body recorded from {exchange.url}"
+        )

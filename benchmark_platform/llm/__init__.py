@@ -11,5 +11,17 @@ from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices, 
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
 from benchmark_platform.llm.structured import ExtractionError, extract
 
-__all__ = ["CallResult", "ChatRequest", "ExtractionError", "Gateway", "GatewaySettings", "GatewayTotals",
-           "ModelConfig", "Prices", "ReasoningConfig", "ScoreRequest", "extract", "pool_name"]
+__all__ = [
+    "CallResult",
+    "ChatRequest",
+    "ExtractionError",
+    "Gateway",
+    "GatewaySettings",
+    "GatewayTotals",
+    "ModelConfig",
+    "Prices",
+    "ReasoningConfig",
+    "ScoreRequest",
+    "extract",
+    "pool_name",
+]

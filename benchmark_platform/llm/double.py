@@ -142,9 +142,7 @@ class ScriptedServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body["model"],
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
                 "usage": usage,
             }
         ).encode()

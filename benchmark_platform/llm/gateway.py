@@ -26,7 +26,7 @@ import logging
 import random
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +123,7 @@ class GatewayTotals:
 
     def as_dict(self) -> dict[str, int | float | bool]:
         lat = sorted(self.latencies_ms)
-        pct = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0)  # noqa: E731
+        pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0  # noqa: E731
         return {
             "llm_calls": self.calls,
             "llm_cache_hits": self.cache_hits,
@@ -262,8 +262,14 @@ class Gateway:
         if isinstance(req, ScoreRequest):
             path = "/completions"
             prompt = req.context + req.continuation
-            body = {"model": cfg.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "echo": True,
-                    "logprobs": 1}
+            body = {
+                "model": cfg.model,
+                "prompt": prompt,
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "echo": True,
+                "logprobs": 1,
+            }
             max_out, sample_index = 1, 0
         else:
             path = "/chat/completions"
@@ -338,7 +344,7 @@ class Gateway:
         start, size = 0, FIRST_CHUNK
         try:
             while start < len(requests):
-                calls = [self._prepare(r, schema is not None) for r in requests[start: start + size]]
+                calls = [self._prepare(r, schema is not None) for r in requests[start : start + size]]
                 cached = await asyncio.to_thread(self._store.lookup, list({c.request_hash for c in calls}))
                 for i, call in enumerate(calls, start):
                     hit = cached.get(call.request_hash)
@@ -364,9 +370,16 @@ class Gateway:
 
     # -- one call ----------------------------------------------------------------------------------------------
     def _from_cache(self, call: _Call, hit: CachedResponse, schema: type[BaseModel] | None) -> CallResult:
-        result = CallResult(call.request_hash, call.config.name, "ok", cache_hit=True, response=hit.response,
-                            input_tokens=hit.input_tokens, output_tokens=hit.output_tokens,
-                            reasoning_tokens=hit.reasoning_tokens)
+        result = CallResult(
+            call.request_hash,
+            call.config.name,
+            "ok",
+            cache_hit=True,
+            response=hit.response,
+            input_tokens=hit.input_tokens,
+            output_tokens=hit.output_tokens,
+            reasoning_tokens=hit.reasoning_tokens,
+        )
         self.totals.cost_saved_usd += hit.cost_usd
         _read_answer(result, call, schema)
         self._finish(call, result, time.time(), None)
@@ -376,9 +389,17 @@ class Gateway:
         twin = self._inflight.get(call.request_hash)
         if twin is not None:
             first = await asyncio.shield(twin)
-            result = CallResult(call.request_hash, call.config.name, first.status, coalesced=True,
-                                response=first.response, error=first.error, input_tokens=first.input_tokens,
-                                output_tokens=first.output_tokens, reasoning_tokens=first.reasoning_tokens)
+            result = CallResult(
+                call.request_hash,
+                call.config.name,
+                first.status,
+                coalesced=True,
+                response=first.response,
+                error=first.error,
+                input_tokens=first.input_tokens,
+                output_tokens=first.output_tokens,
+                reasoning_tokens=first.reasoning_tokens,
+            )
             if first.response is not None:
                 _read_answer(result, call, schema)
             self._finish(call, result, time.time(), None)
@@ -445,25 +466,33 @@ class Gateway:
         data, text = response
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
-        result = CallResult(call.request_hash, cfg.name, "ok", response=data, retries=retries,
-                            latency_ms=(time.perf_counter() - t0) * 1000.0,
-                            input_tokens=int(usage.get("prompt_tokens") or 0),
-                            output_tokens=int(usage.get("completion_tokens") or 0),
-                            reasoning_tokens=int(details.get("reasoning_tokens") or 0))
+        result = CallResult(
+            call.request_hash,
+            cfg.name,
+            "ok",
+            response=data,
+            retries=retries,
+            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+        )
         if usage.get("cost") is not None:
             result.cost_usd, result.cost_source = float(usage["cost"]), "provider"
         else:
             result.cost_usd = cfg.prices.cost(result.input_tokens, result.output_tokens, result.reasoning_tokens)
             result.cost_source = "prices"
         if provider.tokens is not None:
-            provider.tokens.refund(call.est_input_tokens + call.max_output_tokens - result.input_tokens
-                                   - result.output_tokens)
+            provider.tokens.refund(
+                call.est_input_tokens + call.max_output_tokens - result.input_tokens - result.output_tokens
+            )
         _read_answer(result, call, schema)
         self._finish(call, result, started_wall, text)
         return result
 
-    async def _post(self, url: str, body: bytes, headers: dict[str, str],
-                    timeout: aiohttp.ClientTimeout) -> tuple[dict[str, Any], str]:
+    async def _post(
+        self, url: str, body: bytes, headers: dict[str, str], timeout: aiohttp.ClientTimeout
+    ) -> tuple[dict[str, Any], str]:
         assert self._session is not None
         try:
             async with self._session.post(url, data=body, headers=headers, timeout=timeout) as resp:
@@ -524,16 +553,42 @@ class Gateway:
         cfg = call.config
         cache_row = None
         if response_text is not None:
-            cache_row = [call.request_hash, cfg.name, cfg.provider, call.body.decode(), response_text,
-                         result.input_tokens, result.output_tokens, result.reasoning_tokens, result.cost_usd,
-                         result.cost_source, result.latency_ms]
+            cache_row = [
+                call.request_hash,
+                cfg.name,
+                cfg.provider,
+                call.body.decode(),
+                response_text,
+                result.input_tokens,
+                result.output_tokens,
+                result.reasoning_tokens,
+                result.cost_usd,
+                result.cost_source,
+                result.latency_ms,
+            ]
         self._seq += 1
-        self._store.record(cache_row, [
-            f"{self._store.instance}-{self._seq}", self.run_id, call.request_hash, cfg.name, cfg.provider,
-            started_wall, result.latency_ms, result.input_tokens, result.output_tokens, result.reasoning_tokens,
-            result.cost_usd, result.cost_source, result.cache_hit, result.coalesced, result.retries, result.status,
-            result.error,
-        ])
+        self._store.record(
+            cache_row,
+            [
+                f"{self._store.instance}-{self._seq}",
+                self.run_id,
+                call.request_hash,
+                cfg.name,
+                cfg.provider,
+                started_wall,
+                result.latency_ms,
+                result.input_tokens,
+                result.output_tokens,
+                result.reasoning_tokens,
+                result.cost_usd,
+                result.cost_source,
+                result.cache_hit,
+                result.coalesced,
+                result.retries,
+                result.status,
+                result.error,
+            ],
+        )
         if self._store.pending >= self.settings.cache_flush_rows:
             self._flush_now.set()
 
@@ -563,8 +618,9 @@ def _read_logprobs(result: CallResult, req: ScoreRequest, choice: dict[str, Any]
     start, end = len(req.context), len(req.context) + len(req.continuation)
     total, greedy, seen = 0.0, True, False
     tops = lp.get("top_logprobs") or [None] * len(lp.get("tokens", []))
-    for token, logprob, offset, top in zip(lp.get("tokens", []), lp.get("token_logprobs", []),
-                                           lp.get("text_offset", []), tops, strict=False):
+    for token, logprob, offset, top in zip(
+        lp.get("tokens", []), lp.get("token_logprobs", []), lp.get("text_offset", []), tops, strict=False
+    ):
         if offset < start or offset >= end:
             continue
         seen = True

@@ -24,7 +24,6 @@ import numpy as np
 from aiohttp import web
 
 from benchmark_platform.llm.loopback import LoopbackApp
-
 from benchmark_platform.paths import LOCAL_DIR
 
 MODEL_ID = "gemma-3-270m-q4_k_m"
@@ -48,8 +47,16 @@ class LocalLlama:
     def __init__(self, path: Path, n_ctx: int = 2048) -> None:
         from llama_cpp import Llama
 
-        self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_batch=N_BATCH, n_threads=1, n_threads_batch=1,
-                         chat_format="gemma", logits_all=False, verbose=False)
+        self.llm = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_batch=N_BATCH,
+            n_threads=1,
+            n_threads_batch=1,
+            chat_format="gemma",
+            logits_all=False,
+            verbose=False,
+        )
         self._logprobs: list[float] = []  # logprob of the token at each position of the KV cache, given the ones before
         self._tops: list[tuple[int, float]] = []  # the argmax token predicted for each position, and its logprob
 
@@ -64,7 +71,7 @@ class LocalLlama:
         while prefix < min(known, len(tokens)) and llm.input_ids[prefix] == tokens[prefix]:
             prefix += 1
         start = max(0, min(prefix, len(tokens)) - 1)  # re-evaluate one position to get the logits it emits
-        del self._logprobs[max(0, start):], self._tops[max(0, start):]
+        del self._logprobs[max(0, start) :], self._tops[max(0, start) :]
         llm.n_tokens = start
         llm._ctx.kv_cache_seq_rm(-1, start, -1)  # noqa: SLF001 (pinned llama-cpp-python API)
         for i in range(start, len(tokens), N_BATCH):
@@ -78,8 +85,9 @@ class LocalLlama:
             lse = (peak + np.log(np.exp(logits - peak).sum(axis=1, keepdims=True)))[:, 0]
             nxt = tokens[i + 1 : i + len(batch) + 1]
             self._logprobs.extend(float(logits[j, t] - lse[j]) for j, t in enumerate(nxt))
-            self._tops.extend((int(k), float(logits[j, k] - lse[j]))
-                              for j, k in enumerate(logits[: len(nxt)].argmax(axis=1)))
+            self._tops.extend(
+                (int(k), float(logits[j, k] - lse[j])) for j, k in enumerate(logits[: len(nxt)].argmax(axis=1))
+            )
         return tokens[1:], self._logprobs[: len(tokens) - 1], self._tops[: len(tokens) - 1]
 
     def piece(self, token: int) -> str:
@@ -101,9 +109,19 @@ class LocalLlama:
             "object": "text_completion",
             "created": int(time.time()),
             "model": MODEL_ID,
-            "choices": [{"index": 0, "text": prompt, "finish_reason": "length",
-                         "logprobs": {"tokens": pieces, "token_logprobs": logprobs, "text_offset": offsets,
-                                      "top_logprobs": top_logprobs}}],
+            "choices": [
+                {
+                    "index": 0,
+                    "text": prompt,
+                    "finish_reason": "length",
+                    "logprobs": {
+                        "tokens": pieces,
+                        "token_logprobs": logprobs,
+                        "text_offset": offsets,
+                        "top_logprobs": top_logprobs,
+                    },
+                }
+            ],
             "usage": {"prompt_tokens": len(tokens) + 1, "completion_tokens": 0, "total_tokens": len(tokens) + 1},
         }
 
@@ -111,9 +129,13 @@ class LocalLlama:
         self._logprobs.clear()  # generation rewrites the KV cache
         self._tops.clear()
         answer = self.llm.create_chat_completion(
-            messages=body["messages"], max_tokens=body.get("max_tokens") or 256,
-            temperature=body.get("temperature", 0.0) or 0.0, top_p=body.get("top_p") or 1.0,
-            seed=body.get("seed"), stream=False)
+            messages=body["messages"],
+            max_tokens=body.get("max_tokens") or 256,
+            temperature=body.get("temperature", 0.0) or 0.0,
+            top_p=body.get("top_p") or 1.0,
+            seed=body.get("seed"),
+            stream=False,
+        )
         return dict(answer)  # type: ignore[arg-type]
 
 
@@ -141,8 +163,15 @@ class LocalModelServer(LoopbackApp):
     async def _completions(self, request: web.Request) -> web.Response:
         body = await request.json()
         if not body.get("echo") or not body.get("logprobs"):
-            return web.json_response({"error": {"message": "the local model serves only echo+logprobs scoring on "
-                                                "/v1/completions", "type": "invalid_request_error"}}, status=400)
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "the local model serves only echo+logprobs scoring on /v1/completions",
+                        "type": "invalid_request_error",
+                    }
+                },
+                status=400,
+            )
         return await self._run(self.model.echo_completion, body["prompt"])
 
     async def _chat(self, request: web.Request) -> web.Response:

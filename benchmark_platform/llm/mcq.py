@@ -32,8 +32,10 @@ def context(question: str) -> str:
 
 
 def requests(model: str, item: McqItem) -> list[ScoreRequest]:
-    return [ScoreRequest(model=model, context=context(item.question), continuation=f" {option.strip()}")
-            for option in item.options]
+    return [
+        ScoreRequest(model=model, context=context(item.question), continuation=f" {option.strip()}")
+        for option in item.options
+    ]
 
 
 def choose(item: McqItem, results: Sequence[CallResult]) -> McqAnswer:
@@ -42,8 +44,9 @@ def choose(item: McqItem, results: Sequence[CallResult]) -> McqAnswer:
         return McqAnswer(None, None, logprobs)
     scores = [float(lp) for lp in logprobs]  # type: ignore[arg-type]
     per_char = [s / len(f" {o.strip()}") for s, o in zip(scores, item.options, strict=True)]
-    return McqAnswer(max(range(len(scores)), key=scores.__getitem__),
-                     max(range(len(per_char)), key=per_char.__getitem__), logprobs)
+    return McqAnswer(
+        max(range(len(scores)), key=scores.__getitem__), max(range(len(per_char)), key=per_char.__getitem__), logprobs
+    )
 
 
 async def answer_all(gateway: Gateway, model: str, items: Sequence[McqItem]) -> list[McqAnswer]:

@@ -50,8 +50,13 @@ def sha256_file(path: Path) -> str:
 
 def parquet_bytes(frame: pl.DataFrame, canary: str, label: str) -> bytes:
     buffer = io.BytesIO()
-    frame.write_parquet(buffer, compression="zstd", compression_level=3, statistics=False,
-                        metadata={"canary": canary, "benchmark": label})
+    frame.write_parquet(
+        buffer,
+        compression="zstd",
+        compression_level=3,
+        statistics=False,
+        metadata={"canary": canary, "benchmark": label},
+    )
     return buffer.getvalue()
 
 
@@ -69,8 +74,9 @@ def _json_bytes(value: object) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def _split(frame: pl.DataFrame, test_ids: list[str], dev_facts: list[str],
-           test_facts: list[str]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+def _split(
+    frame: pl.DataFrame, test_ids: list[str], dev_facts: list[str], test_facts: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """(open rows, sealed rows or None) of a table. Rows of test items are sealed; a fact stays open when a dev item
     uses it and is sealed when a test item does; tables keyed by neither stay open whole."""
     if not test_ids:
@@ -83,14 +89,17 @@ def _split(frame: pl.DataFrame, test_ids: list[str], dev_facts: list[str],
     return frame, None
 
 
-def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes],
-             test_key: str | None) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
+def assemble(
+    spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes], test_key: str | None
+) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
     """(relative path -> bytes of every file, rows per Parquet file, split counts). Pure: no disk, no database."""
     release = spec.release
     label = f"{spec.name} {release.version}"
     if release.test_share > 0 and not test_key:
-        raise ValueError(f"spec {spec.name}: release.test_share is {release.test_share} but no release key was given "
-                         "(set BENCHMARK_PLATFORM_RELEASE_KEY to a Fernet key)")
+        raise ValueError(
+            f"spec {spec.name}: release.test_share is {release.test_share} but no release key was given "
+            "(set BENCHMARK_PLATFORM_RELEASE_KEY to a Fernet key)"
+        )
     by_name = {t.name: t for t in tables}
     item_ids = by_name["items"].frame["item_id"].to_list() if by_name["items"].frame.height else []
     test_ids = [i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST] if release.test_share else []
@@ -105,8 +114,9 @@ def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, b
         frame, sealed = _split(table.sorted_frame(), test_ids, dev_facts, test_facts)
         if sealed is not None:
             path = f"sealed/{table.name}.parquet.fernet.json"
-            files[path] = seal(parquet_bytes(sealed, release.canary, label), test_key, release.canary,
-                               f"{table.name}.parquet")
+            files[path] = seal(
+                parquet_bytes(sealed, release.canary, label), test_key, release.canary, f"{table.name}.parquet"
+            )
             rows[path] = sealed.height
         path = f"data/{table.name}.parquet"
         files[path] = parquet_bytes(frame, release.canary, label)
@@ -114,25 +124,54 @@ def assemble(spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, b
         open_tables[table.name] = (path, frame, sha256_bytes(files[path]), table.description)
     for name, png in sorted(plots.items()):
         files[f"plots/{name}.png"] = png_with_canary(png, release.canary)
-    summary = ReleaseSummary(spec.name, release.version, spec.description, release.licence, release.canary,
-                             [(key, " / ".join(path)) for key, path in spec.leaves],
-                             {name: frame for name, (_, frame, _, _) in open_tables.items()}, len(test_ids))
+    summary = ReleaseSummary(
+        spec.name,
+        release.version,
+        spec.description,
+        release.licence,
+        release.canary,
+        [(key, " / ".join(path)) for key, path in spec.leaves],
+        {name: frame for name, (_, frame, _, _) in open_tables.items()},
+        len(test_ids),
+    )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])
-    files.update(export_files(records, spec.name, release.version, spec.description, release.licence, release.canary,
-                              lambda frame: parquet_bytes(frame, release.canary, label)))
+    files.update(
+        export_files(
+            records,
+            spec.name,
+            release.version,
+            spec.description,
+            release.licence,
+            release.canary,
+            lambda frame: parquet_bytes(frame, release.canary, label),
+        )
+    )
     files["spec.json"] = (spec.model_dump_json(indent=2) + "\n").encode()  # key order kept: it feeds code versions
     files["datasheet.md"] = datasheet(summary, len(files) + 1).encode()  # + itself (the manifest is not counted)
     return files, rows, {"dev_items": len(item_ids) - len(test_ids), "test_items": len(test_ids)}
 
 
-def manifest_of(spec: BenchmarkSpec, files: dict[str, bytes], rows: dict[str, int], split: dict[str, int],
-                provenance: dict[str, object]) -> dict[str, object]:
-    entries = {path: {"sha256": sha256_bytes(data), "bytes": len(data),
-                      **({"rows": rows[path]} if path in rows else {})} for path, data in sorted(files.items())}
-    return {"benchmark": spec.name, "version": spec.release.version, "canary": spec.release.canary,
-            "licence": spec.release.licence, "split": {"test_share": spec.release.test_share, **split},
-            "files": entries, "provenance": provenance}
+def manifest_of(
+    spec: BenchmarkSpec,
+    files: dict[str, bytes],
+    rows: dict[str, int],
+    split: dict[str, int],
+    provenance: dict[str, object],
+) -> dict[str, object]:
+    entries = {
+        path: {"sha256": sha256_bytes(data), "bytes": len(data), **({"rows": rows[path]} if path in rows else {})}
+        for path, data in sorted(files.items())
+    }
+    return {
+        "benchmark": spec.name,
+        "version": spec.release.version,
+        "canary": spec.release.canary,
+        "licence": spec.release.licence,
+        "split": {"test_share": spec.release.test_share, **split},
+        "files": entries,
+        "provenance": provenance,
+    }
 
 
 def files_digest(manifest: dict[str, object]) -> str:
@@ -181,31 +220,39 @@ def verify_release(directory: Path) -> list[str]:
 def compare_files(expected: dict[str, object], actual: dict[str, object]) -> list[str]:
     """Differences between two manifests' file maps (empty: byte-identical bundles)."""
     a, b = expected["files"], actual["files"]
-    return ([f"{p}: missing from the rebuild" for p in sorted(set(a) - set(b))]
-            + [f"{p}: not in the original" for p in sorted(set(b) - set(a))]
-            + [f"{p}: sha256 {a[p]['sha256'][:12]} -> {b[p]['sha256'][:12]}" for p in sorted(set(a) & set(b))
-               if a[p]["sha256"] != b[p]["sha256"]])
+    return (
+        [f"{p}: missing from the rebuild" for p in sorted(set(a) - set(b))]
+        + [f"{p}: not in the original" for p in sorted(set(b) - set(a))]
+        + [
+            f"{p}: sha256 {a[p]['sha256'][:12]} -> {b[p]['sha256'][:12]}"
+            for p in sorted(set(a) & set(b))
+            if a[p]["sha256"] != b[p]["sha256"]
+        ]
+    )
 
 
 def _items_with_options(directory: Path) -> pl.DataFrame:
     items = pl.read_parquet(directory / "data" / "items.parquet")
     options = pl.read_parquet(directory / "data" / "options.parquet")
     if not items.height:
-        return pl.DataFrame({"item_id": [], "discipline": [], "content": []}, schema=[
-            ("item_id", pl.String), ("discipline", pl.String), ("content", pl.UInt64)])
+        return pl.DataFrame(
+            {"item_id": [], "discipline": [], "content": []},
+            schema=[("item_id", pl.String), ("discipline", pl.String), ("content", pl.UInt64)],
+        )
     choices = options.sort("item_id", "position").group_by("item_id").agg(choices=pl.col("text"))
     joined = items.join(choices, on="item_id", how="left")
-    return joined.select("item_id", "discipline",
-                         content=pl.struct(pl.exclude("item_id", "discipline")).hash(seed=0))
+    return joined.select("item_id", "discipline", content=pl.struct(pl.exclude("item_id", "discipline")).hash(seed=0))
 
 
 def diff_releases(old: Path, new: Path) -> dict[str, list[str]]:
     """Item ids added, removed and changed (same id, different content or options) from `old` to `new`."""
     a, b = _items_with_options(old), _items_with_options(new)
     joined = a.join(b, on="item_id", how="inner", suffix="_new")
-    return {"added": sorted(set(b["item_id"]) - set(a["item_id"])),
-            "removed": sorted(set(a["item_id"]) - set(b["item_id"])),
-            "changed": sorted(joined.filter(pl.col("content") != pl.col("content_new"))["item_id"].to_list())}
+    return {
+        "added": sorted(set(b["item_id"]) - set(a["item_id"])),
+        "removed": sorted(set(a["item_id"]) - set(b["item_id"])),
+        "changed": sorted(joined.filter(pl.col("content") != pl.col("content_new"))["item_id"].to_list()),
+    }
 
 
 def list_releases(root: Path) -> list[dict[str, object]]:
@@ -213,10 +260,17 @@ def list_releases(root: Path) -> list[dict[str, object]]:
     kept = []
     for manifest_path in sorted(root.glob(f"*/*/{MANIFEST}")):
         manifest = json.loads(manifest_path.read_text())
-        kept.append({"spec": manifest["benchmark"], "version": manifest["version"], "path": manifest_path.parent,
-                     "items": manifest["files"].get("data/items.parquet", {}).get("rows", 0),
-                     "sealed_items": manifest.get("split", {}).get("test_items", 0), "files": len(manifest["files"]),
-                     "content": files_digest(manifest)[:16]})
+        kept.append(
+            {
+                "spec": manifest["benchmark"],
+                "version": manifest["version"],
+                "path": manifest_path.parent,
+                "items": manifest["files"].get("data/items.parquet", {}).get("rows", 0),
+                "sealed_items": manifest.get("split", {}).get("test_items", 0),
+                "files": len(manifest["files"]),
+                "content": files_digest(manifest)[:16],
+            }
+        )
     return sorted(kept, key=lambda r: (r["spec"], _version_key(r["version"])))
 
 

@@ -72,18 +72,36 @@ def croissant(summary: ReleaseSummary, tables: dict[str, tuple[str, pl.DataFrame
     distribution, record_sets = [], []
     for name, (path, frame, sha256, description) in tables.items():
         file_id = f"file_{_id(name)}"
-        distribution.append({"@type": "cr:FileObject", "@id": file_id, "name": file_id, "contentUrl": path,
-                             "encodingFormat": "application/x-parquet", "sha256": sha256})
+        distribution.append(
+            {
+                "@type": "cr:FileObject",
+                "@id": file_id,
+                "name": file_id,
+                "contentUrl": path,
+                "encodingFormat": "application/x-parquet",
+                "sha256": sha256,
+            }
+        )
         if not frame.columns:
             continue
-        record_sets.append({
-            "@type": "cr:RecordSet", "@id": _id(name), "name": _id(name),
-            "description": description,
-            "field": [{"@type": "cr:Field", "@id": f"{_id(name)}/{column}", "name": f"{_id(name)}/{column}",
-                       "dataType": _data_type(dtype),
-                       "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}}}
-                      for column, dtype in frame.schema.items()],
-        })
+        record_sets.append(
+            {
+                "@type": "cr:RecordSet",
+                "@id": _id(name),
+                "name": _id(name),
+                "description": description,
+                "field": [
+                    {
+                        "@type": "cr:Field",
+                        "@id": f"{_id(name)}/{column}",
+                        "name": f"{_id(name)}/{column}",
+                        "dataType": _data_type(dtype),
+                        "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}},
+                    }
+                    for column, dtype in frame.schema.items()
+                ],
+            }
+        )
     findings = s.table("audit_findings")
     return {
         "@context": CONTEXT,
@@ -104,27 +122,32 @@ def croissant(summary: ReleaseSummary, tables: dict[str, tuple[str, pl.DataFrame
         "rai:dataCollection": s.collection(),
         "rai:dataCollectionType": ["Web Scraping", "Secondary Data Analysis"],
         "rai:dataCollectionRawData": "Source documents are stored with URL, retrieval time and content hash; "
-                                     "data/facts.parquet links every fact to its document by URL and sha256.",
+        "data/facts.parquet links every fact to its document by URL and sha256.",
         "rai:dataCollectionMissingData": "Disciplines or sources without usable facts yield no items; see the "
-                                         "datasheet's per-discipline table.",
-        "rai:dataPreprocessingProtocol": ["Extraction of atomic facts as spans of stored documents",
-                                          "Removal of near-duplicate facts",
-                                          "Per-discipline fact selection by the selection stage"],
+        "datasheet's per-discipline table.",
+        "rai:dataPreprocessingProtocol": [
+            "Extraction of atomic facts as spans of stored documents",
+            "Removal of near-duplicate facts",
+            "Per-discipline fact selection by the selection stage",
+        ],
         "rai:dataAnnotationProtocol": (
             f"Labels are the facts' values; {findings['agent'].n_unique() if findings.height else 0} audit agents "
             "checked every item; the audit policy dropped items with a critical failure, relabelled difficulty and "
-            "disclosed closed-book solvability (data/audit_findings.parquet, data/audit_actions.parquet)."),
+            "disclosed closed-book solvability (data/audit_findings.parquet, data/audit_actions.parquet)."
+        ),
         "rai:dataAnnotationPlatform": "benchmark_platform audit stage (Dagster asset graph)",
         "rai:machineAnnotationTools": s.generators or ["none"],
-        "rai:dataUseCases": ["Evaluating the factual domain knowledge of language models per discipline, difficulty "
-                             "and generation strategy."],
-        "rai:dataBiases": [note for note in s.limitations() if "template" in note or "uneven" in note] or
-                          ["Coverage follows the selected sources and may be uneven across disciplines."],
+        "rai:dataUseCases": [
+            "Evaluating the factual domain knowledge of language models per discipline, difficulty "
+            "and generation strategy."
+        ],
+        "rai:dataBiases": [note for note in s.limitations() if "template" in note or "uneven" in note]
+        or ["Coverage follows the selected sources and may be uneven across disciplines."],
         "rai:dataLimitations": s.limitations(),
         "rai:dataSocialImpact": "Measures model knowledge of a specialist domain; errors in sources propagate into "
-                                "items, so results should not be read as expert certification.",
+        "items, so results should not be read as expert certification.",
         "rai:personalSensitiveInformation": "No personal data beyond names of businesses or persons as published in "
-                                            "the public sources.",
+        "the public sources.",
         "rai:dataReleaseMaintenancePlan": "Versions are kept side by side and never overwritten by a new version; "
-                                          "each can be verified and rebuilt byte for byte from its manifest.",
+        "each can be verified and rebuilt byte for byte from its manifest.",
     }

@@ -40,28 +40,40 @@ class ReleaseSummary:
     def limitations(self) -> list[str]:
         notes = []
         if self.generators == ["deterministic"]:
-            notes.append("Every question was generated deterministically from structured facts by templates and "
-                         "distractor mining (the default run calls no LLM): phrasing is formulaic and distractors are "
-                         "other values of the same field, so the items test recall of catalogued facts rather than "
-                         "reasoning.")
-        empty = [key for key, _ in self.disciplines if key not in set(self.items["discipline"].to_list()
-                                                                     if self.items.height else [])]
+            notes.append(
+                "Every question was generated deterministically from structured facts by templates and "
+                "distractor mining (the default run calls no LLM): phrasing is formulaic and distractors are "
+                "other values of the same field, so the items test recall of catalogued facts rather than "
+                "reasoning."
+            )
+        empty = [
+            key
+            for key, _ in self.disciplines
+            if key not in set(self.items["discipline"].to_list() if self.items.height else [])
+        ]
         if empty:
-            notes.append(f"Disciplines without released items: {', '.join(empty)} (no template produced questions "
-                         "from their facts); coverage of the taxonomy is uneven.")
+            notes.append(
+                f"Disciplines without released items: {', '.join(empty)} (no template produced questions "
+                "from their facts); coverage of the taxonomy is uneven."
+            )
         if self.evaluated_models and set(self.evaluated_models) <= {"random-baseline"}:
-            notes.append("Only the random baseline was evaluated; the leaderboard shows chance accuracy, not model "
-                         "ability.")
+            notes.append(
+                "Only the random baseline was evaluated; the leaderboard shows chance accuracy, not model ability."
+            )
         findings, calibration = self.table("audit_findings"), self.table("gold_calibration")
         calibrated = set(calibration["agent"]) if calibration.height else set()
         uncalibrated = sorted(set(findings["agent"]) - calibrated) if findings.height else []
         if uncalibrated:
-            notes.append(f"Audit agents without a gold-label calibration (kappa) in this release: "
-                         f"{', '.join(uncalibrated)}; their verdicts are not validated against human judgement.")
+            notes.append(
+                f"Audit agents without a gold-label calibration (kappa) in this release: "
+                f"{', '.join(uncalibrated)}; their verdicts are not validated against human judgement."
+            )
         if calibration.height and calibration["advisory"].any():
             advisory = sorted(set(calibration.filter(pl.col("advisory"))["agent"]))
-            notes.append(f"Agents whose agreement with human gold labels fell below the threshold only advise: "
-                         f"{', '.join(advisory)} (data/gold_calibration.parquet).")
+            notes.append(
+                f"Agents whose agreement with human gold labels fell below the threshold only advise: "
+                f"{', '.join(advisory)} (data/gold_calibration.parquet)."
+            )
         tiers = self.table("licences")
         if tiers.height and tiers["tier"].max() > 1:
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
@@ -70,10 +82,12 @@ class ReleaseSummary:
 
     def collection(self) -> str:
         sources = self.table("sources")
-        return (f"Facts were extracted from {sources.height} public sources ({_tier_counts(sources)}); every stored "
-                "document keeps its URL, retrieval time, content hash, tier and licence, and every fact is a span "
-                "of a stored document. Questions were generated from facts chosen per discipline by the selection "
-                f"stage, by {', '.join(_GENERATORS.get(g, g) for g in self.generators) or 'no generator'}.")
+        return (
+            f"Facts were extracted from {sources.height} public sources ({_tier_counts(sources)}); every stored "
+            "document keeps its URL, retrieval time, content hash, tier and licence, and every fact is a span "
+            "of a stored document. Questions were generated from facts chosen per discipline by the selection "
+            f"stage, by {', '.join(_GENERATORS.get(g, g) for g in self.generators) or 'no generator'}."
+        )
 
 
 _GENERATORS = {"deterministic": "deterministic generators (no LLM)"}
@@ -92,8 +106,9 @@ def _markdown(frame: pl.DataFrame, limit: int | None = None) -> str:
     shown = frame.head(limit) if limit else frame
     header = "| " + " | ".join(shown.columns) + " |\n|" + "---|" * len(shown.columns) + "\n"
     body = "".join("| " + " | ".join(_cell(v) for v in row) + " |\n" for row in shown.iter_rows())
-    more = (f"\n_({frame.height - shown.height} more rows in the Parquet table)_\n" if shown.height < frame.height
-            else "")
+    more = (
+        f"\n_({frame.height - shown.height} more rows in the Parquet table)_\n" if shown.height < frame.height else ""
+    )
     return header + body + more
 
 
@@ -108,27 +123,44 @@ def _cell(value: object) -> str:
 def datasheet(summary: ReleaseSummary, file_count: int) -> str:
     s = summary
     items = s.items
-    per_discipline = (items.group_by("discipline").len("items").sort("discipline") if items.height
-                      else pl.DataFrame({"discipline": [], "items": []}))
-    per_strategy = (items.group_by("strategy", "generator").len("items").sort("strategy") if items.height
-                    else pl.DataFrame())
+    per_discipline = (
+        items.group_by("discipline").len("items").sort("discipline")
+        if items.height
+        else pl.DataFrame({"discipline": [], "items": []})
+    )
+    per_strategy = (
+        items.group_by("strategy", "generator").len("items").sort("strategy") if items.height else pl.DataFrame()
+    )
     findings = s.table("audit_findings")
-    audit = (findings.group_by("agent", "agent_version", "severity").len("findings").sort("agent", "severity")
-             if findings.height else pl.DataFrame())
+    audit = (
+        findings.group_by("agent", "agent_version", "severity").len("findings").sort("agent", "severity")
+        if findings.height
+        else pl.DataFrame()
+    )
     actions = s.table("audit_actions")
     policy = actions.group_by("action").len("items").sort("action") if actions.height else pl.DataFrame()
     calibration = s.table("gold_calibration")
     if calibration.height:
-        calibration = calibration.filter(pl.col("is_primary")).select("agent", "rubric", "n", "kappa", "ci_low",
-                                                                        "ci_high", "advisory")
+        calibration = calibration.filter(pl.col("is_primary")).select(
+            "agent", "rubric", "n", "kappa", "ci_low", "ci_high", "advisory"
+        )
     licences = s.table("licences")
-    licence_totals = (licences.group_by("licence").agg(pl.col("facts").sum(), pl.col("items").sum()).sort("licence")
-                      if licences.height else pl.DataFrame())
-    sources = s.table("sources").select("source_id", "title", "publisher", "tier", "licence", "documents") \
-        if s.table("sources").height else pl.DataFrame()
-    split = (f"{items.height} items are open (dev split); {s.sealed_items} items form the test split, sealed with "
-             "Fernet (files under sealed/; the key is distributed separately and is not part of the release)."
-             if s.sealed_items else f"All {items.height} items are open; no test split is sealed in this release.")
+    licence_totals = (
+        licences.group_by("licence").agg(pl.col("facts").sum(), pl.col("items").sum()).sort("licence")
+        if licences.height
+        else pl.DataFrame()
+    )
+    sources = (
+        s.table("sources").select("source_id", "title", "publisher", "tier", "licence", "documents")
+        if s.table("sources").height
+        else pl.DataFrame()
+    )
+    split = (
+        f"{items.height} items are open (dev split); {s.sealed_items} items form the test split, sealed with "
+        "Fernet (files under sealed/; the key is distributed separately and is not part of the release)."
+        if s.sealed_items
+        else f"All {items.height} items are open; no test split is sealed in this release."
+    )
     limitations = "\n".join(f"- {note}" for note in s.limitations())
     return f"""# Datasheet: {s.spec_name} {s.version}
 
@@ -175,7 +207,7 @@ release's own tables.
 
 ## Uses
 - Evaluating the factual knowledge of language models in the domain, per discipline, difficulty and strategy.
-- Evaluated configurations in this release: {', '.join(s.evaluated_models) or 'none'}; see
+- Evaluated configurations in this release: {", ".join(s.evaluated_models) or "none"}; see
   `data/leaderboard.parquet` and `data/analyses/`.
 - **Known limitations.**
 {limitations}

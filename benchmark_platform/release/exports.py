@@ -20,22 +20,35 @@ import yaml
 LETTERS = "ABCDEFGHIJ"
 
 # the flat multiple-choice record every export shares
-RECORD_COLUMNS = ("id", "discipline", "question", "choices", "letters", "answer", "answer_letter", "explanation",
-                  "difficulty", "strategy")
+RECORD_COLUMNS = (
+    "id",
+    "discipline",
+    "question",
+    "choices",
+    "letters",
+    "answer",
+    "answer_letter",
+    "explanation",
+    "difficulty",
+    "strategy",
+)
 
 
 def mcq_records(items: pl.DataFrame, options: pl.DataFrame) -> pl.DataFrame:
     """One row per item: its options in presented order, the answer as index and letter."""
-    choices = (options.sort("item_id", "position").group_by("item_id", maintain_order=True)
-               .agg(choices=pl.col("text")))
+    choices = options.sort("item_id", "position").group_by("item_id", maintain_order=True).agg(choices=pl.col("text"))
     frame = items.join(choices, on="item_id", how="inner").sort("item_id")
     return frame.select(
-        id="item_id", discipline="discipline", question="question", choices="choices",
-        letters=pl.col("choices").list.len().map_elements(lambda n: list(LETTERS[:n]),
-                                                           return_dtype=pl.List(pl.String)),
+        id="item_id",
+        discipline="discipline",
+        question="question",
+        choices="choices",
+        letters=pl.col("choices").list.len().map_elements(lambda n: list(LETTERS[:n]), return_dtype=pl.List(pl.String)),
         answer=pl.col("answer_index").cast(pl.Int64),
         answer_letter=pl.col("answer_index").map_elements(lambda i: LETTERS[i], return_dtype=pl.String),
-        explanation="explanation", difficulty="difficulty", strategy="strategy",
+        explanation="explanation",
+        difficulty="difficulty",
+        strategy="strategy",
     )
 
 
@@ -44,8 +57,15 @@ def task_name(spec_name: str, version: str) -> str:
     return f"{spec_name}_{version.replace('.', '_')}"
 
 
-def export_files(records: pl.DataFrame, spec_name: str, version: str, description: str, licence: str, canary: str,
-                 parquet: Callable[[pl.DataFrame], bytes]) -> dict[str, bytes]:
+def export_files(
+    records: pl.DataFrame,
+    spec_name: str,
+    version: str,
+    description: str,
+    licence: str,
+    canary: str,
+    parquet: Callable[[pl.DataFrame], bytes],
+) -> dict[str, bytes]:
     """Relative path -> bytes of every export. `parquet` writes a frame deterministically with the canary."""
     name = task_name(spec_name, version)
     data = parquet(records)
@@ -56,15 +76,17 @@ def export_files(records: pl.DataFrame, spec_name: str, version: str, descriptio
         f"exports/inspect/{name}.py": _inspect_task(name, canary).encode(),
         f"exports/inspect/{name}.jsonl": _jsonl(records, canary),
         "exports/hf/data/dev-00000-of-00001.parquet": data,
-        "exports/hf/README.md": _dataset_card(spec_name, version, description, licence, canary,
-                                              records.height).encode(),
+        "exports/hf/README.md": _dataset_card(
+            spec_name, version, description, licence, canary, records.height
+        ).encode(),
     }
     return files
 
 
 def _lm_eval_yaml(name: str, version: str, canary: str) -> str:
-    doc_to_text = ("{{question.strip()}}\n{% for choice in choices %}{{letters[loop.index0]}}. {{choice}}\n"
-                   "{% endfor %}Answer:")
+    doc_to_text = (
+        "{{question.strip()}}\n{% for choice in choices %}{{letters[loop.index0]}}. {{choice}}\n{% endfor %}Answer:"
+    )
     config = {
         "task": name,
         "output_type": "multiple_choice",
@@ -124,8 +146,10 @@ def {name}() -> Task:
 
 
 def _jsonl(records: pl.DataFrame, canary: str) -> bytes:
-    lines = [json.dumps({**row, "canary": canary}, ensure_ascii=False, sort_keys=True)
-             for row in records.select(RECORD_COLUMNS).iter_rows(named=True)]
+    lines = [
+        json.dumps({**row, "canary": canary}, ensure_ascii=False, sort_keys=True)
+        for row in records.select(RECORD_COLUMNS).iter_rows(named=True)
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 

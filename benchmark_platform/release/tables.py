@@ -55,62 +55,86 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         f"""{_RELEASED} SELECT r.item_id, r.discipline, r.format, r.question, r.answer_index, r.explanation,
             r.difficulty, g.strategy, g.generator, g.prompt_version, g.gate_result
             FROM released r LEFT JOIN generation_metadata g USING (item_id)""",
-        ("item_id",), "Released questions: the audited survivors of every discipline, with how each was generated."),
+        ("item_id",),
+        "Released questions: the audited survivors of every discipline, with how each was generated.",
+    ),
     "options": ReleaseQuery(
         f"""{_RELEASED} SELECT r.item_id, o.ordinality::int - 1 AS position, o.value #>> '{{}}' AS text,
             (o.ordinality - 1 = r.answer_index) AS is_correct
             FROM released r, jsonb_array_elements(r.options) WITH ORDINALITY o""",
-        ("item_id", "position"), "Answer options of each item in presented order; exactly one is correct."),
+        ("item_id", "position"),
+        "Answer options of each item in presented order; exactly one is correct.",
+    ),
     "item_facts": ReleaseQuery(
         f"""{_RELEASED} SELECT l.item_id, l.fact_id, l.role FROM released r JOIN item_facts l USING (item_id)""",
-        ("item_id", "fact_id"), "Which facts each item was generated from."),
+        ("item_id", "fact_id"),
+        "Which facts each item was generated from.",
+    ),
     "facts": ReleaseQuery(
         f"""{_RELEASED} SELECT DISTINCT f.fact_id, f.discipline, f.text, f.method, f.confidence, d.source_id,
             s.tier, s.licence, d.url AS document_url, d.content_hash AS document_sha256, f.span_start, f.span_end
             FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
             JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id""",
-        ("fact_id",), "Atomic facts behind the released items, each a span of a stored source document."),
+        ("fact_id",),
+        "Atomic facts behind the released items, each a span of a stored source document.",
+    ),
     "sources": ReleaseQuery(
         """SELECT s.source_id, s.title, s.publisher, s.base_url, s.tier, s.licence, s.attribution,
            count(d.document_id)::int AS documents
            FROM sources s LEFT JOIN documents d USING (source_id) WHERE s.spec = %(spec)s
            GROUP BY s.source_id""",
-        ("source_id",), "Sources of the benchmark with tier (1 official, 2 authoritative, 3 reliable) and licence."),
+        ("source_id",),
+        "Sources of the benchmark with tier (1 official, 2 authoritative, 3 reliable) and licence.",
+    ),
     "licences": ReleaseQuery(
         f"""{_RELEASED} SELECT s.licence, s.source_id, s.tier, s.attribution,
             count(DISTINCT f.fact_id)::int AS facts, count(DISTINCT r.item_id)::int AS items
             FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
             JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
             GROUP BY s.licence, s.source_id, s.tier, s.attribution""",
-        ("licence", "source_id"), "Licences of the released content: facts and items per source licence."),
+        ("licence", "source_id"),
+        "Licences of the released content: facts and items per source licence.",
+    ),
     "audit_findings": ReleaseQuery(
         f"""WITH {_LATEST_AUDIT} SELECT f.item_id, a.discipline, f.agent, f.agent_version, f.severity,
             f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)""",
-        ("item_id", "agent", "agent_version"), "Every audit agent's finding on every audited item (latest run)."),
+        ("item_id", "agent", "agent_version"),
+        "Every audit agent's finding on every audited item (latest run).",
+    ),
     "audit_actions": ReleaseQuery(
         f"""WITH {_LATEST_AUDIT} SELECT p.item_id, a.discipline, p.action, p.reason, p.detail::text AS detail
             FROM audit_policy p JOIN latest_audit a USING (audit_run_id)""",
-        ("item_id", "action"), "What the audit policy did to an item and why: drop (critical failure), relabel "
-        "(difficulty, C4) or disclose (closed-book slice, B2)."),
+        ("item_id", "action"),
+        "What the audit policy did to an item and why: drop (critical failure), relabel "
+        "(difficulty, C4) or disclose (closed-book slice, B2).",
+    ),
     "evaluation_answers": ReleaseQuery(
         f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,
             a.raw_output, a.input_tokens, a.output_tokens, a.reasoning_tokens, a.cost_usd, a.retried
             FROM evaluation_answers a JOIN evaluation_runs e USING (evaluation_run_id)
             JOIN released r ON r.item_id = a.item_id WHERE e.spec = %(spec)s""",
-        ("model", "item_id", "sample_index"), "Each evaluated configuration's answers on the released items."),
+        ("model", "item_id", "sample_index"),
+        "Each evaluated configuration's answers on the released items.",
+    ),
     "gold_calibration": ReleaseQuery(
         """SELECT agent, agent_version, rubric, n, agent_flags, human_defects, kappa, ci_low, ci_high, is_primary,
            advisory FROM audit_calibrations WHERE spec = %(spec)s""",
-        ("agent", "agent_version", "rubric"), "Cohen's kappa (bootstrap 95% CI) of each audit agent against the "
-        "human gold labels of its rubric; an agent under the threshold on its primary rubric is advisory."),
+        ("agent", "agent_version", "rubric"),
+        "Cohen's kappa (bootstrap 95% CI) of each audit agent against the "
+        "human gold labels of its rubric; an agent under the threshold on its primary rubric is advisory.",
+    ),
     "leaderboard": ReleaseQuery(
         """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping = 'overall'""",
-        ("rank", "model"), "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items."),
+        ("rank", "model"),
+        "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items.",
+    ),
     "accuracy_by_group": ReleaseQuery(
         """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping <> 'overall'""",
-        ("grouping", "group_value", "model"), "Accuracy (%) with bootstrap 95% CI per item group and configuration."),
+        ("grouping", "group_value", "model"),
+        "Accuracy (%) with bootstrap 95% CI per item group and configuration.",
+    ),
 }
 
 _ANALYSES = "SELECT name, row FROM analysis_tables WHERE spec = %(spec)s ORDER BY name, row_index"
@@ -131,8 +155,14 @@ def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]
     for row in db.query(_ANALYSES, params):
         analyses.setdefault(row["name"], []).append(row["row"])
     for name, rows in analyses.items():  # rows keep the analysis' own order: no re-sorting
-        tables.append(ReleaseTable(f"analyses/{name}", pl.DataFrame(rows, infer_schema_length=None), (),
-                                   f"Analysis table '{name}' of the analysis stage."))
+        tables.append(
+            ReleaseTable(
+                f"analyses/{name}",
+                pl.DataFrame(rows, infer_schema_length=None),
+                (),
+                f"Analysis table '{name}' of the analysis stage.",
+            )
+        )
     return tables
 
 
@@ -157,7 +187,9 @@ def record_release(db: Database, spec_name: str, version: str, directory: str, m
     """Remember the release in the system of record (the latest build of a version replaces the previous one)."""
     text = json.dumps(manifest, sort_keys=True)
     with db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("""INSERT INTO releases (spec, version, path, manifest, manifest_hash) VALUES (%s, %s, %s, %s, %s)
+        cur.execute(
+            """INSERT INTO releases (spec, version, path, manifest, manifest_hash) VALUES (%s, %s, %s, %s, %s)
                        ON CONFLICT (spec, version) DO UPDATE SET path = EXCLUDED.path, manifest = EXCLUDED.manifest,
                          manifest_hash = EXCLUDED.manifest_hash, created_at = now()""",
-                    (spec_name, version, directory, as_json(manifest), hashlib.sha256(text.encode()).hexdigest()))
+            (spec_name, version, directory, as_json(manifest), hashlib.sha256(text.encode()).hexdigest()),
+        )

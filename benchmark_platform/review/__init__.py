@@ -11,6 +11,17 @@ from benchmark_platform.review.rubrics import RUBRICS, WeightSchedule, validated
 from benchmark_platform.review.workflow import LedgerEntry, RoundOutcome, decide, settle_round
 
 __all__ = [
-    "RUBRICS", "Decision", "LedgerEntry", "Rating", "ReviewItem", "ReviewPolicy", "Reviewer", "RoundOutcome",
-    "Verdict", "WeightSchedule", "decide", "settle_round", "validated_score",
+    "RUBRICS",
+    "Decision",
+    "LedgerEntry",
+    "Rating",
+    "ReviewItem",
+    "ReviewPolicy",
+    "Reviewer",
+    "RoundOutcome",
+    "Verdict",
+    "WeightSchedule",
+    "decide",
+    "settle_round",
+    "validated_score",
 ]

@@ -114,7 +114,9 @@ def empirical_win_probability(mine: np.ndarray, theirs: np.ndarray, tau: float) 
 
 def _require_positive(dp_min: float) -> None:
     if not dp_min > 0:
-        raise ValueError(f"Delta p_min = {dp_min:.4g} <= 0: no bonus elicits effort (score noise too large or tau miscalibrated)")
+        raise ValueError(
+            f"Delta p_min = {dp_min:.4g} <= 0: no bonus elicits effort (score noise too large or tau miscalibrated)"
+        )
 
 
 def bonus_dominant(delta_c: float, dp_min: float) -> float:
@@ -138,7 +140,9 @@ def bonus_for_mean_quality(cost: Distribution, eta: float, delta_q: float, dp_mi
         raise ValueError(f"Delta_Q = E[Q^H] - E[Q^L] must be positive, got {delta_q}")
     pi_flat = cost.cdf(0.0)
     if not 0 <= eta <= (1 - pi_flat) * delta_q:
-        raise ValueError(f"mean-quality gain eta={eta} is infeasible: it must lie in [0, {(1 - pi_flat) * delta_q:.4g}]")
+        raise ValueError(
+            f"mean-quality gain eta={eta} is infeasible: it must lie in [0, {(1 - pi_flat) * delta_q:.4g}]"
+        )
     return max(cost.ppf(min(pi_flat + eta / delta_q, 1.0)), 0.0) / dp_min
 
 
@@ -227,16 +231,28 @@ def pilot_from_logs(logs: pl.DataFrame, hourly_rate: float) -> pl.DataFrame:
     effort, priced at ``hourly_rate`` and scaled by how slow that reviewer is relative to the discipline.
     """
     median = pl.col("seconds_on_page").median().over("discipline")
-    labelled = logs.with_columns(pl.when(pl.col("seconds_on_page") >= median).then(pl.lit("H")).otherwise(pl.lit("L")).alias("effort"))
+    labelled = logs.with_columns(
+        pl.when(pl.col("seconds_on_page") >= median).then(pl.lit("H")).otherwise(pl.lit("L")).alias("effort")
+    )
     extra = labelled.group_by("discipline").agg(
-        (pl.col("seconds_on_page").filter(pl.col("effort") == "H").mean()
-         - pl.col("seconds_on_page").filter(pl.col("effort") == "L").mean()).clip(lower_bound=0).alias("extra_seconds"),
+        (
+            pl.col("seconds_on_page").filter(pl.col("effort") == "H").mean()
+            - pl.col("seconds_on_page").filter(pl.col("effort") == "L").mean()
+        )
+        .clip(lower_bound=0)
+        .alias("extra_seconds"),
         pl.col("seconds_on_page").mean().alias("discipline_seconds"),
     )
-    speed = labelled.group_by("discipline", "reviewer_id").agg(pl.col("seconds_on_page").mean().alias("reviewer_seconds"))
+    speed = labelled.group_by("discipline", "reviewer_id").agg(
+        pl.col("seconds_on_page").mean().alias("reviewer_seconds")
+    )
     return (
-        labelled.join(extra, on="discipline").join(speed, on=["discipline", "reviewer_id"])
-        .with_columns((hourly_rate / 3600 * pl.col("extra_seconds") * pl.col("reviewer_seconds")
-                       / pl.col("discipline_seconds")).alias("cost"))
+        labelled.join(extra, on="discipline")
+        .join(speed, on=["discipline", "reviewer_id"])
+        .with_columns(
+            (
+                hourly_rate / 3600 * pl.col("extra_seconds") * pl.col("reviewer_seconds") / pl.col("discipline_seconds")
+            ).alias("cost")
+        )
         .select(list(PILOT_COLUMNS))
     )

@@ -84,8 +84,8 @@ def equilibrium_rates(p: GameParams, probs: dict[str, float]) -> list[float]:
 
     grid = np.linspace(0.0, 1.0, 201)
     values = excess(grid)
-    roots = [float(x) for x, v in zip(grid, values) if v == 0.0]
-    for a, b, va, vb in zip(grid[:-1], grid[1:], values[:-1], values[1:]):
+    roots = [float(x) for x, v in zip(grid, values, strict=True) if v == 0.0]
+    for a, b, va, vb in zip(grid[:-1], grid[1:], values[:-1], values[1:], strict=True):
         if va * vb < 0:
             roots.append(float(optimize.brentq(excess, a, b, xtol=1e-12)))
     return sorted(roots)
@@ -106,7 +106,14 @@ class RoundDraw:
         return float(np.concatenate([self.high_a, self.high_b]).mean())
 
 
-def play(p: GameParams, mechanism: Literal["flat", "tour"], effort_rate: float, probs: dict[str, float], n: int, rng: np.random.Generator) -> RoundDraw:
+def play(
+    p: GameParams,
+    mechanism: Literal["flat", "tour"],
+    effort_rate: float,
+    probs: dict[str, float],
+    n: int,
+    rng: np.random.Generator,
+) -> RoundDraw:
     """Draw n tasks: fresh i.i.d. types, cutoff effort choices at the given equilibrium rate, qualities and bonuses."""
     kappa = p.cost.rvs(size=(2, n), random_state=rng)
     if mechanism == "flat":

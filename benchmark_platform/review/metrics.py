@@ -44,7 +44,9 @@ def table5(logs: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
         caught = part["decision"].is_in(["revise", "rejected"])
         any_flag = part.filter(pl.col("flagged_a") | pl.col("flagged_b"))
         asym = any_flag["flagged_a"] ^ any_flag["flagged_b"]
-        twice = part.filter(pl.col("audited") & ~pl.col("flagged_a") & ~pl.col("flagged_b") & (pl.col("decision") == "approved"))
+        twice = part.filter(
+            pl.col("audited") & ~pl.col("flagged_a") & ~pl.col("flagged_b") & (pl.col("decision") == "approved")
+        )
         counts = {
             "caught_flaw_rate": (int(caught.sum()), part.height),
             "asymmetric_catch_rate": (int(asym.sum()), any_flag.height),
@@ -53,7 +55,15 @@ def table5(logs: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
         rows += [{"phase": phase, "metric": m, **_proportion(*counts[m], confidence)} for m in METRICS]
     return pl.DataFrame(
         rows,
-        schema={"phase": pl.String, "metric": pl.String, "k": pl.Int64, "n": pl.Int64, "rate": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64},
+        schema={
+            "phase": pl.String,
+            "metric": pl.String,
+            "k": pl.Int64,
+            "n": pl.Int64,
+            "rate": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+        },
     )
 
 
@@ -85,7 +95,7 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:
     n = len(a)
     if n == 0:
         return None
-    observed = sum(x == y for x, y in zip(a, b)) / n
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
     pa, pb = sum(a) / n, sum(b) / n
     chance = pa * pb + (1 - pa) * (1 - pb)
     return None if chance == 1 else (observed - chance) / (1 - chance)
@@ -101,10 +111,14 @@ def agreement(pairs: list[dict]) -> list[dict]:
         a = [r["verdict_a"] == Verdict.APPROVE.value for r in rows]
         b = [r["verdict_b"] == Verdict.APPROVE.value for r in rows]
         diffs = [abs(r["scores_a"][k] - r["scores_b"][k]) for r in rows for k in RUBRICS]
-        out.append({
-            "spec": spec, "discipline": discipline, "pairs": len(rows),
-            "verdict_agreement": sum(x == y for x, y in zip(a, b)) / len(rows),
-            "kappa": cohen_kappa(a, b),
-            "mean_abs_rubric_diff": sum(diffs) / len(diffs),
-        })
+        out.append(
+            {
+                "spec": spec,
+                "discipline": discipline,
+                "pairs": len(rows),
+                "verdict_agreement": sum(x == y for x, y in zip(a, b, strict=True)) / len(rows),
+                "kappa": cohen_kappa(a, b),
+                "mean_abs_rubric_diff": sum(diffs) / len(diffs),
+            }
+        )
     return out

@@ -15,7 +15,14 @@ from benchmark_platform.review.assignment import AssignmentResult, assign_pairs
 from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
 from benchmark_platform.review.rubrics import RUBRICS, check_rubric_scores
 from benchmark_platform.review.security import DUMMY_HASH, hash_password, new_token, token_hash, verify_password
-from benchmark_platform.review.workflow import RoundOutcome, appeal_assignments, decide, select_audits, settle_round, whitelist_after_audits
+from benchmark_platform.review.workflow import (
+    RoundOutcome,
+    appeal_assignments,
+    decide,
+    select_audits,
+    settle_round,
+    whitelist_after_audits,
+)
 from benchmark_platform.store import Database, as_json, insert_rows
 
 ROLES = ("reviewer", "admin")
@@ -32,22 +39,38 @@ def add_reviewer(db: Database, reviewer: Reviewer, role: str, password: str) -> 
             """INSERT INTO review_reviewers (reviewer_id, role, password_hash, disciplines, affiliation,
                    exam_round1_passed, exam_round2_passed, whitelisted, declared_conflicts)
                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            (reviewer.reviewer_id, role, hash_password(password), sorted(reviewer.disciplines), reviewer.affiliation,
-             reviewer.exam_round1_passed, reviewer.exam_round2_passed, reviewer.whitelisted, sorted(reviewer.declared_conflicts)),
+            (
+                reviewer.reviewer_id,
+                role,
+                hash_password(password),
+                sorted(reviewer.disciplines),
+                reviewer.affiliation,
+                reviewer.exam_round1_passed,
+                reviewer.exam_round2_passed,
+                reviewer.whitelisted,
+                sorted(reviewer.declared_conflicts),
+            ),
         )
 
 
 def load_reviewers(db: Database) -> list[Reviewer]:
     rows = db.query("SELECT * FROM review_reviewers WHERE role = 'reviewer' ORDER BY reviewer_id")
     return [
-        Reviewer(reviewer_id=r["reviewer_id"], disciplines=frozenset(r["disciplines"]), affiliation=r["affiliation"],
-                 exam_round1_passed=r["exam_round1_passed"], exam_round2_passed=r["exam_round2_passed"],
-                 whitelisted=r["whitelisted"], declared_conflicts=frozenset(r["declared_conflicts"]))
+        Reviewer(
+            reviewer_id=r["reviewer_id"],
+            disciplines=frozenset(r["disciplines"]),
+            affiliation=r["affiliation"],
+            exam_round1_passed=r["exam_round1_passed"],
+            exam_round2_passed=r["exam_round2_passed"],
+            whitelisted=r["whitelisted"],
+            declared_conflicts=frozenset(r["declared_conflicts"]),
+        )
         for r in rows
     ]
 
 
 # --- sessions ---------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Session:
@@ -90,6 +113,7 @@ def logout(db: Database, token: str) -> None:
 
 # --- the reviewer's side ------------------------------------------------------------------------------------------
 
+
 def reviewer_queue(db: Database, reviewer_id: str) -> list[dict[str, Any]]:
     """The caller's own assignments: blind handle, discipline, round, whether rated. Nothing about anyone else."""
     return db.query(
@@ -129,8 +153,15 @@ class Submit(StrEnum):
     ALREADY_RATED = "already_rated"
 
 
-def submit_rating(db: Database, blind_id: str, reviewer_id: str, scores: dict[str, int], verdict: Verdict,
-                  comment: str, seconds_claimed: float) -> Submit:
+def submit_rating(
+    db: Database,
+    blind_id: str,
+    reviewer_id: str,
+    scores: dict[str, int],
+    verdict: Verdict,
+    comment: str,
+    seconds_claimed: float,
+) -> Submit:
     """Store the caller's rating of their own assignment and its gold labels, once, in one transaction.
 
     Time on page is the browser's count of visible seconds, capped by the server's clock since first opening.
@@ -156,7 +187,9 @@ def submit_rating(db: Database, blind_id: str, reviewer_id: str, scores: dict[st
         )
         labels = [*((k, float(scores[k])) for k in RUBRICS), ("approve", float(verdict is Verdict.APPROVE))]
         insert_rows(
-            conn, "gold_labels", ("sheet", "item_ref", "reviewer", "rubric", "rating"),
+            conn,
+            "gold_labels",
+            ("sheet", "item_ref", "reviewer", "rubric", "rating"),
             [(f"review:{spec}:{discipline}:r{round_}", item_id, reviewer_id, k, v) for k, v in labels],
         )
     return Submit.STORED
@@ -164,7 +197,10 @@ def submit_rating(db: Database, blind_id: str, reviewer_id: str, scores: dict[st
 
 # --- allocation and settlement (the Dagster assets call these) ---------------------------------------------------
 
-def assign_partition(db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int, phase: str) -> AssignmentResult:
+
+def assign_partition(
+    db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int, phase: str
+) -> AssignmentResult:
     """Allocate two reviewers to every item of the partition that has none yet, under the WIP cap."""
     items = [
         ReviewItem(item_id=r["item_id"], discipline=discipline, author_id=r["author"] or "")
@@ -186,7 +222,9 @@ def assign_partition(db: Database, spec: str, discipline: str, policy: ReviewPol
     result = assign_pairs(items, load_reviewers(db), load, policy.wip_cap, seed)
     with db.transaction() as conn:
         insert_rows(
-            conn, "review_assignments", ("blind_id", "spec", "discipline", "item_id", "reviewer_id", "round", "phase"),
+            conn,
+            "review_assignments",
+            ("blind_id", "spec", "discipline", "item_id", "reviewer_id", "round", "phase"),
             [(new_token(), spec, discipline, a.item_id, a.reviewer_id, a.round, phase) for a in result.assignments],
         )
     return result
@@ -210,44 +248,72 @@ def settle_partition(db: Database, spec: str, discipline: str, policy: ReviewPol
     and take reviewers with too many flawed audited approvals off the whitelist; one transaction."""
     ratings = _ratings(db, spec, discipline)
     mine = "item_id IN (SELECT item_id FROM items WHERE spec = %s AND discipline = %s)"
-    validations = {(r["item_id"], r["round"]): r["reference"]
-                   for r in db.query(f"SELECT * FROM review_validations WHERE {mine}", (spec, discipline))}
-    committee = {(r["item_id"], r["round"]): Decision(r["decision"])
-                 for r in db.query(f"SELECT * FROM review_committee_decisions WHERE {mine}", (spec, discipline))}
-    audits = {(r["item_id"], r["round"]): r["flawed"] for r in db.query(
-        "SELECT item_id, round, flawed FROM review_audits WHERE spec = %s AND discipline = %s", (spec, discipline))}
+    validations = {
+        (r["item_id"], r["round"]): r["reference"]
+        for r in db.query(f"SELECT * FROM review_validations WHERE {mine}", (spec, discipline))
+    }
+    committee = {
+        (r["item_id"], r["round"]): Decision(r["decision"])
+        for r in db.query(f"SELECT * FROM review_committee_decisions WHERE {mine}", (spec, discipline))
+    }
+    audits = {
+        (r["item_id"], r["round"]): r["flawed"]
+        for r in db.query(
+            "SELECT item_id, round, flawed FROM review_audits WHERE spec = %s AND discipline = %s", (spec, discipline)
+        )
+    }
     outcomes, new_audits = [], []
     for round_ in sorted({r.round for r in ratings}):
         these = [r for r in ratings if r.round == round_]
         items = sorted({r.item_id for r in these})
-        decisions = {i: committee.get((i, round_)) or decide(*(r.verdict for r in these if r.item_id == i)) for i in items}
+        decisions = {
+            i: committee.get((i, round_)) or decide(*(r.verdict for r in these if r.item_id == i)) for i in items
+        }
         approved = [i for i, d in decisions.items() if d is Decision.APPROVED]
         chosen = select_audits(approved, policy.audit_rate, seed + round_, [i for (i, rd) in audits if rd == round_])
         new_audits += [(i, round_, spec, discipline) for i in chosen if (i, round_) not in audits]
-        outcomes.append(settle_round(
-            these,
-            {i: validations[(i, round_)] for i in items if (i, round_) in validations},
-            {i: audits[(i, round_)] for i in chosen if audits.get((i, round_)) is not None},
-            policy,
-            {i: committee[(i, round_)] for i in items if (i, round_) in committee},
-        ))
+        outcomes.append(
+            settle_round(
+                these,
+                {i: validations[(i, round_)] for i in items if (i, round_) in validations},
+                {i: audits[(i, round_)] for i in chosen if audits.get((i, round_)) is not None},
+                policy,
+                {i: committee[(i, round_)] for i in items if (i, round_) in committee},
+            )
+        )
     with db.transaction() as conn, conn.cursor() as cur:
-        insert_rows(conn, "review_audits", ("item_id", "round", "spec", "discipline"), new_audits, on_conflict="ON CONFLICT DO NOTHING")
+        insert_rows(
+            conn,
+            "review_audits",
+            ("item_id", "round", "spec", "discipline"),
+            new_audits,
+            on_conflict="ON CONFLICT DO NOTHING",
+        )
         cur.execute("DELETE FROM review_ledger WHERE spec = %s AND discipline = %s", (spec, discipline))
         insert_rows(
-            conn, "review_ledger", ("spec", "discipline", "reviewer_id", "item_id", "round", "kind", "amount", "validated_score"),
-            [(spec, discipline, e.reviewer_id, e.item_id, e.round, e.kind.value, e.amount, e.validated_score) for o in outcomes for e in o.ledger],
+            conn,
+            "review_ledger",
+            ("spec", "discipline", "reviewer_id", "item_id", "round", "kind", "amount", "validated_score"),
+            [
+                (spec, discipline, e.reviewer_id, e.item_id, e.round, e.kind.value, e.amount, e.validated_score)
+                for o in outcomes
+                for e in o.ledger
+            ],
         )
         cur.execute("SELECT reviewer_id, count(*) FROM review_ledger WHERE kind = 'penalty' GROUP BY reviewer_id")
         failures = dict(cur.fetchall())
         reviewers = load_reviewers(db)
-        dropped = [r.reviewer_id for r, after in zip(reviewers, whitelist_after_audits(reviewers, failures, policy))
-                   if r.whitelisted and not after.whitelisted]
+        dropped = [
+            r.reviewer_id
+            for r, after in zip(reviewers, whitelist_after_audits(reviewers, failures, policy), strict=True)
+            if r.whitelisted and not after.whitelisted
+        ]
         cur.execute("UPDATE review_reviewers SET whitelisted = false WHERE reviewer_id = ANY(%s)", (dropped,))
     return outcomes
 
 
 # --- the principal's side (admin role only) -----------------------------------------------------------------------
+
 
 def payouts(db: Database) -> list[dict[str, Any]]:
     return db.query(
@@ -277,7 +343,10 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
 
 def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | None:
     """Everything about one item's round, both reviewers included: for the principal only."""
-    items = db.query("SELECT item_id, spec, discipline, question, options, answer_index, explanation FROM items WHERE item_id = %s", (item_id,))
+    items = db.query(
+        "SELECT item_id, spec, discipline, question, options, answer_index, explanation FROM items WHERE item_id = %s",
+        (item_id,),
+    )
     if not items:
         return None
     reviews = db.query(
@@ -286,9 +355,16 @@ def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | Non
         (item_id, round_),
     )
     extra = {
-        "validation": db.query("SELECT reference, validator FROM review_validations WHERE item_id = %s AND round = %s", (item_id, round_)),
-        "audit": db.query("SELECT flawed, auditor, note FROM review_audits WHERE item_id = %s AND round = %s", (item_id, round_)),
-        "committee": db.query("SELECT decision, decided_by FROM review_committee_decisions WHERE item_id = %s AND round = %s", (item_id, round_)),
+        "validation": db.query(
+            "SELECT reference, validator FROM review_validations WHERE item_id = %s AND round = %s", (item_id, round_)
+        ),
+        "audit": db.query(
+            "SELECT flawed, auditor, note FROM review_audits WHERE item_id = %s AND round = %s", (item_id, round_)
+        ),
+        "committee": db.query(
+            "SELECT decision, decided_by FROM review_committee_decisions WHERE item_id = %s AND round = %s",
+            (item_id, round_),
+        ),
     }
     return {**items[0], "round": round_, "reviews": reviews, **{k: (v[0] if v else None) for k, v in extra.items()}}
 
@@ -327,7 +403,9 @@ def record_audit(db: Database, item_id: str, round_: int, flawed: bool, auditor:
         if row is None:
             return False
         insert_rows(
-            conn, "gold_labels", ("sheet", "item_ref", "reviewer", "rubric", "rating"),
+            conn,
+            "gold_labels",
+            ("sheet", "item_ref", "reviewer", "rubric", "rating"),
             [(f"review-audit:{row[0]}:{row[1]}:r{round_}", item_id, auditor, "flawed", float(flawed))],
             on_conflict="ON CONFLICT (sheet, item_ref, reviewer, rubric) DO UPDATE SET rating = EXCLUDED.rating",
         )
@@ -340,15 +418,29 @@ def file_appeal(db: Database, item_id: str, evidence: str) -> list[str]:
     if not rows:
         raise ValueError(f"item {item_id!r} has no fully rated round to appeal")
     last = rows[-1]
-    decision = Decision(last["committee"]) if last["committee"] else decide(Verdict(last["verdict_a"]), Verdict(last["verdict_b"]))
-    previous = [Assignment(**a) for a in db.query(
-        "SELECT item_id, reviewer_id, round FROM review_assignments WHERE item_id = %s AND round = %s", (item_id, last["round"]))]
+    decision = (
+        Decision(last["committee"])
+        if last["committee"]
+        else decide(Verdict(last["verdict_a"]), Verdict(last["verdict_b"]))
+    )
+    previous = [
+        Assignment(**a)
+        for a in db.query(
+            "SELECT item_id, reviewer_id, round FROM review_assignments WHERE item_id = %s AND round = %s",
+            (item_id, last["round"]),
+        )
+    ]
     new = appeal_assignments(item_id, decision, evidence, previous)
     blind = [new_token() for _ in new]
     with db.transaction() as conn:
         insert_rows(conn, "review_appeals", ("item_id", "from_round", "evidence"), [(item_id, last["round"], evidence)])
         insert_rows(
-            conn, "review_assignments", ("blind_id", "spec", "discipline", "item_id", "reviewer_id", "round", "phase"),
-            [(b, last["spec"], last["discipline"], a.item_id, a.reviewer_id, a.round, last["phase"]) for b, a in zip(blind, new)],
+            conn,
+            "review_assignments",
+            ("blind_id", "spec", "discipline", "item_id", "reviewer_id", "round", "phase"),
+            [
+                (b, last["spec"], last["discipline"], a.item_id, a.reviewer_id, a.round, last["phase"])
+                for b, a in zip(blind, new, strict=True)
+            ],
         )
     return blind

@@ -50,7 +50,9 @@ class SimulatedRound(BaseModel):
     table5: pl.DataFrame
 
     def ledger(self) -> pl.DataFrame:
-        rows = [{"discipline": d, **e.model_dump(mode="json")} for d, o in sorted(self.outcomes.items()) for e in o.ledger]
+        rows = [
+            {"discipline": d, **e.model_dump(mode="json")} for d, o in sorted(self.outcomes.items()) for e in o.ledger
+        ]
         return pl.DataFrame(rows).sort("discipline", "reviewer_id", "item_id", "kind")
 
 
@@ -59,14 +61,14 @@ def _truth(rng: np.random.Generator, flawed: bool) -> dict[str, int]:
     if flawed:
         bad = rng.choice(len(RUBRICS), size=rng.integers(1, 3), replace=False)
         scores[bad] = rng.integers(SCORE_MIN, 3, len(bad))
-    return dict(zip(RUBRICS, map(int, scores)))
+    return dict(zip(RUBRICS, map(int, scores), strict=True))
 
 
 def _review(rng: np.random.Generator, truth: dict[str, int], high: bool) -> dict[str, int]:
     noise = rng.normal(0, 0.3 if high else 0.8, len(RUBRICS))
     waved = np.logical_and(not high, rng.random(len(RUBRICS)) < 0.8)
     raw = np.where(waved, SCORE_MAX, np.array(list(truth.values())) + noise)
-    return dict(zip(RUBRICS, map(int, np.clip(np.rint(raw), SCORE_MIN, SCORE_MAX))))
+    return dict(zip(RUBRICS, map(int, np.clip(np.rint(raw), SCORE_MIN, SCORE_MAX)), strict=True))
 
 
 def _verdict(scores: dict[str, int]) -> Verdict:
@@ -80,7 +82,9 @@ def _batches(items: list[ReviewItem], reviewers: list[Reviewer], wip_cap: int, s
     while pending:
         result = assign_pairs(pending, reviewers, {}, wip_cap, seed)
         if not result.assignments:
-            raise ValueError(f"items {sorted(result.unassigned)[:5]} cannot be assigned: {set(result.unassigned.values())}")
+            raise ValueError(
+                f"items {sorted(result.unassigned)[:5]} cannot be assigned: {set(result.unassigned.values())}"
+            )
         yield result.assignments
         pending = [i for i in pending if i.item_id in result.unassigned]
 
@@ -100,7 +104,13 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
         for k in range(cfg.reviewers_per_discipline):
             rid = f"{d}-r{k:02d}"
             reviewers.append(
-                Reviewer(reviewer_id=rid, disciplines=frozenset({d}), affiliation=f"{d}-lab{k % 3}", exam_round1_passed=True, exam_round2_passed=True)
+                Reviewer(
+                    reviewer_id=rid,
+                    disciplines=frozenset({d}),
+                    affiliation=f"{d}-lab{k % 3}",
+                    exam_round1_passed=True,
+                    exam_round2_passed=True,
+                )
             )
             kappa[rid] = float(rng.normal(cfg.cost_mean, cfg.cost_sd))
         for k in range(cfg.items_per_discipline):
@@ -116,7 +126,12 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
             for a in batch:
                 high = works_hard(a.reviewer_id)
                 scores = _review(rng, truth[a.item_id], high)
-                out.append((Rating(item_id=a.item_id, reviewer_id=a.reviewer_id, scores=scores, verdict=_verdict(scores)), high))
+                out.append(
+                    (
+                        Rating(item_id=a.item_id, reviewer_id=a.reviewer_id, scores=scores, verdict=_verdict(scores)),
+                        high,
+                    )
+                )
         return out
 
     pilot = run(lambda _: bool(rng.random() < 0.5), cfg.seed)
@@ -134,8 +149,13 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
     calibrations = calibrate(pilot_frame, cfg.tau, cfg.target_rate)
     policies = {
         c.discipline: ReviewPolicy(
-            base_wage=cfg.base_wage, bonus=math.floor(c.bonus_target * 100 + 1) / 100, tau=cfg.tau, audit_rate=cfg.audit_rate,
-            audit_penalty=cfg.audit_penalty, wip_cap=cfg.wip_cap, weights=weights,
+            base_wage=cfg.base_wage,
+            bonus=math.floor(c.bonus_target * 100 + 1) / 100,
+            tau=cfg.tau,
+            audit_rate=cfg.audit_rate,
+            audit_penalty=cfg.audit_penalty,
+            wip_cap=cfg.wip_cap,
+            weights=weights,
         )
         for c in calibrations
     }
@@ -153,9 +173,14 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
         for rid, n in o.flawed_audits.items():
             flawed_counts[rid] = flawed_counts.get(rid, 0) + n
     reviewers = whitelist_after_audits(reviewers, flawed_counts, next(iter(policies.values())))
-    flat_outcomes = {d: _settle([r for r, _ in flat if discipline_of[r.item_id] == d], truth, p, cfg.seed) for d, p in policies.items()}
+    flat_outcomes = {
+        d: _settle([r for r, _ in flat if discipline_of[r.item_id] == d], truth, p, cfg.seed)
+        for d, p in policies.items()
+    }
     logs = pl.concat([_log("flat", flat, flat_outcomes), _log("tournament", tour, outcomes)])
-    return SimulatedRound(calibrations=calibrations, outcomes=outcomes, reviewers=reviewers, logs=logs, table5=table5(logs))
+    return SimulatedRound(
+        calibrations=calibrations, outcomes=outcomes, reviewers=reviewers, logs=logs, table5=table5(logs)
+    )
 
 
 def _settle(ratings: list[Rating], truth: dict[str, dict[str, int]], policy: ReviewPolicy, seed: int) -> RoundOutcome:
@@ -166,7 +191,9 @@ def _settle(ratings: list[Rating], truth: dict[str, dict[str, int]], policy: Rev
     approved = [i for i, (a, b) in by_item.items() if decide(a.verdict, b.verdict) is Decision.APPROVED]
     audited = select_audits(approved, policy.audit_rate, seed)
     committee = {i: Decision.REJECTED if _flawed(truth[i]) else Decision.APPROVED for i in by_item}
-    return settle_round(ratings, {i: truth[i] for i in by_item}, {i: _flawed(truth[i]) for i in audited}, policy, committee)
+    return settle_round(
+        ratings, {i: truth[i] for i in by_item}, {i: _flawed(truth[i]) for i in audited}, policy, committee
+    )
 
 
 def _log(phase: str, rated: list[tuple[Rating, bool]], outcomes: dict[str, RoundOutcome]) -> pl.DataFrame:

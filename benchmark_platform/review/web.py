@@ -34,20 +34,27 @@ HERE = Path(__file__).parent
 SESSION_COOKIE = "review_session"
 LOGIN_CSRF_COOKIE = "review_login_csrf"
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.globals.update(rubrics=RUBRICS, rubric_titles=RUBRIC_TITLES, score_range=range(SCORE_MIN, SCORE_MAX + 1),
-                             verdicts=[v.value for v in Verdict], decisions=[Decision.APPROVED.value, Decision.REVISE.value, Decision.REJECTED.value])
+templates.env.globals.update(
+    rubrics=RUBRICS,
+    rubric_titles=RUBRIC_TITLES,
+    score_range=range(SCORE_MIN, SCORE_MAX + 1),
+    verdicts=[v.value for v in Verdict],
+    decisions=[Decision.APPROVED.value, Decision.REVISE.value, Decision.REJECTED.value],
+)
 
 
 class SecurityHeaders(BaseHTTPMiddleware):
     async def dispatch(self, request: Request, call_next):  # noqa: ANN001 - Starlette's signature
         response = await call_next(request)
-        response.headers.update({
-            "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
-            "X-Frame-Options": "DENY",
-            "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "same-origin",  # "no-referrer" would make browsers send Origin: null on our own POSTs
-            "Cache-Control": "no-store",
-        })
+        response.headers.update(
+            {
+                "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+                "X-Frame-Options": "DENY",
+                "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "same-origin",  # "no-referrer" would make browsers send Origin: null on our own POSTs
+                "Cache-Control": "no-store",
+            }
+        )
         return response
 
 
@@ -85,19 +92,30 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
     def _login_form(request: Request, status: int, message: str) -> Response:
         token = new_token()
         response = page(request, "login.html", status, csrf_token=token, message=message, me=None)
-        response.set_cookie(LOGIN_CSRF_COOKIE, token, max_age=3600, httponly=True, samesite="strict", secure=secure_cookies)
+        response.set_cookie(
+            LOGIN_CSRF_COOKIE, token, max_age=3600, httponly=True, samesite="strict", secure=secure_cookies
+        )
         return response
 
     async def login_submit(request: Request) -> Response:
         form = await request.form()
         if not (same_origin(request) and same(str(form.get("csrf_token", "")), request.cookies.get(LOGIN_CSRF_COOKIE))):
             return error(request, 403, "The form expired or did not come from this site; reload the login page.")
-        result = await run_in_threadpool(repo.login, db, str(form.get("reviewer_id", "")), str(form.get("password", "")), session_hours)
+        result = await run_in_threadpool(
+            repo.login, db, str(form.get("reviewer_id", "")), str(form.get("password", "")), session_hours
+        )
         if result is None:
             return _login_form(request, 401, "Unknown name or wrong password.")
         token, me = result
         response = RedirectResponse("/admin" if me.role == "admin" else "/", 303)
-        response.set_cookie(SESSION_COOKIE, token, max_age=int(session_hours * 3600), httponly=True, samesite="strict", secure=secure_cookies)
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=int(session_hours * 3600),
+            httponly=True,
+            samesite="strict",
+            secure=secure_cookies,
+        )
         response.delete_cookie(LOGIN_CSRF_COOKIE)
         return response
 
@@ -137,9 +155,25 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
             verdict = Verdict(str(form.get("verdict", "")))
             seconds = float(str(form.get("seconds_on_page", "0")) or 0)
             outcome = await run_in_threadpool(
-                repo.submit_rating, db, blind_id, me.reviewer_id, scores, verdict, str(form.get("comment", ""))[:20000], seconds)
+                repo.submit_rating,
+                db,
+                blind_id,
+                me.reviewer_id,
+                scores,
+                verdict,
+                str(form.get("comment", ""))[:20000],
+                seconds,
+            )
         except ValueError as exc:
-            return page(request, "review.html", 400, me=me, item=item, message=f"Please correct the form: {exc}", values=dict(form))
+            return page(
+                request,
+                "review.html",
+                400,
+                me=me,
+                item=item,
+                message=f"Please correct the form: {exc}",
+                values=dict(form),
+            )
         if outcome is repo.Submit.NOT_FOUND:
             return error(request, 404, "No such assignment.")
         if outcome is repo.Submit.ALREADY_RATED:
@@ -149,8 +183,14 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
     async def admin(request: Request) -> Response:
         me = await require_admin(request)
         pairs = await run_in_threadpool(repo.rating_pairs, db)
-        return page(request, "admin.html", me=me, payouts=await run_in_threadpool(repo.payouts, db),
-                    agreement=agreement(pairs), pairs=pairs)
+        return page(
+            request,
+            "admin.html",
+            me=me,
+            payouts=await run_in_threadpool(repo.payouts, db),
+            agreement=agreement(pairs),
+            pairs=pairs,
+        )
 
     async def admin_item(request: Request) -> Response:
         me = await require_admin(request)
@@ -198,7 +238,9 @@ def _admin_action(db: Database, item_id: str, round_: int, form: FormData, admin
         repo.record_validation(db, item_id, round_, {k: int(str(form.get(k, ""))) for k in RUBRICS}, admin_id)
         return "Validation saved."
     if action == "committee":
-        repo.record_committee(db, item_id, round_, Decision(str(form.get("decision", ""))), admin_id, str(form.get("note", "")))
+        repo.record_committee(
+            db, item_id, round_, Decision(str(form.get("decision", ""))), admin_id, str(form.get("note", ""))
+        )
         return "Committee decision saved."
     if action == "audit":
         if not repo.record_audit(db, item_id, round_, form.get("flawed") == "yes", admin_id, str(form.get("note", ""))):

@@ -63,10 +63,14 @@ def appeal_assignments(item_id: str, decision: Decision, evidence: str, previous
     return [Assignment(item_id=item_id, reviewer_id=a.reviewer_id, round=last + 1) for a in previous if a.round == last]
 
 
-def whitelist_after_audits(reviewers: Iterable[Reviewer], flawed_audits: Mapping[str, int], policy: ReviewPolicy) -> list[Reviewer]:
+def whitelist_after_audits(
+    reviewers: Iterable[Reviewer], flawed_audits: Mapping[str, int], policy: ReviewPolicy
+) -> list[Reviewer]:
     """Reviewers with ``max_audit_failures`` or more flawed audited approvals leave the whitelist (E.5)."""
     return [
-        r.model_copy(update={"whitelisted": False}) if flawed_audits.get(r.reviewer_id, 0) >= policy.max_audit_failures else r
+        r.model_copy(update={"whitelisted": False})
+        if flawed_audits.get(r.reviewer_id, 0) >= policy.max_audit_failures
+        else r
         for r in reviewers
     ]
 
@@ -135,7 +139,12 @@ def settle_round(
         scores[item_id] = s
         award = bonus_award(s, policy) if s else {}
         for p in sorted(pair, key=lambda p: p.reviewer_id):
-            common = {"reviewer_id": p.reviewer_id, "item_id": item_id, "round": p.round, "validated_score": s.get(p.reviewer_id)}
+            common = {
+                "reviewer_id": p.reviewer_id,
+                "item_id": item_id,
+                "round": p.round,
+                "validated_score": s.get(p.reviewer_id),
+            }
             ledger.append(LedgerEntry(kind=EntryKind.BASE, amount=policy.base_wage, **common))
             if p.reviewer_id in award:
                 ledger.append(LedgerEntry(kind=EntryKind.BONUS, amount=award[p.reviewer_id], **common))
@@ -146,6 +155,14 @@ def settle_round(
             for p in sorted(by_item[item_id], key=lambda p: p.reviewer_id):
                 flawed[p.reviewer_id] += 1
                 ledger.append(
-                    LedgerEntry(reviewer_id=p.reviewer_id, item_id=item_id, round=p.round, kind=EntryKind.PENALTY, amount=-policy.audit_penalty)
+                    LedgerEntry(
+                        reviewer_id=p.reviewer_id,
+                        item_id=item_id,
+                        round=p.round,
+                        kind=EntryKind.PENALTY,
+                        amount=-policy.audit_penalty,
+                    )
                 )
-    return RoundOutcome(decisions=decisions, validated_scores=scores, audited=audited, flawed_audits=dict(flawed), ledger=ledger)
+    return RoundOutcome(
+        decisions=decisions, validated_scores=scores, audited=audited, flawed_audits=dict(flawed), ledger=ledger
+    )

@@ -22,7 +22,9 @@ def write_selection(
     table, id_column = MEMBER_TABLES[target]
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(f"DELETE FROM {table} WHERE spec = %s AND discipline = %s", (spec, discipline))
-        cur.execute("DELETE FROM selections WHERE spec = %s AND discipline = %s AND target = %s", (spec, discipline, target))
+        cur.execute(
+            "DELETE FROM selections WHERE spec = %s AND discipline = %s AND target = %s", (spec, discipline, target)
+        )
         if result is None:
             cur.execute(
                 """INSERT INTO selections (spec, discipline, target, import_id, method, k_total, manual_review)
@@ -34,10 +36,28 @@ def write_selection(
             """INSERT INTO selections (spec, discipline, target, import_id, method, k_total, objective, upper_bound,
                    certified_ratio, gain_evaluations, repairs, stratum_counts)
                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            (spec, discipline, target, import_id, result.method, k_total, result.objective, result.upper_bound,
-             result.certified_ratio, result.gain_evaluations, result.repairs, as_json(result.stratum_counts)),
+            (
+                spec,
+                discipline,
+                target,
+                import_id,
+                result.method,
+                k_total,
+                result.objective,
+                result.upper_bound,
+                result.certified_ratio,
+                result.gain_evaluations,
+                result.repairs,
+                as_json(result.stratum_counts),
+            ),
         )
         gains = result.gains or (0.0,) * len(result.selected_ids)
-        insert_rows(conn, table, ("spec", "discipline", id_column, "rank", "gain"),
-                    [(spec, discipline, member, rank, gain)
-                     for rank, (member, gain) in enumerate(zip(result.selected_ids, gains, strict=True))])
+        insert_rows(
+            conn,
+            table,
+            ("spec", "discipline", id_column, "rank", "gain"),
+            [
+                (spec, discipline, member, rank, gain)
+                for rank, (member, gain) in enumerate(zip(result.selected_ids, gains, strict=True))
+            ],
+        )

@@ -69,14 +69,16 @@ class SelectionProblem:
         for h, name in enumerate(self.stratum_names):
             if counts[h] < self.lower[h]:
                 raise InfeasibleSelectionError(
-                    name, f"needs at least L_h={int(self.lower[h])} items but only {int(counts[h])} candidates are shortlisted"
+                    name,
+                    f"needs at least L_h={int(self.lower[h])} items but only {int(counts[h])} candidates are shortlisted",
                 )
         if self.lower.sum() > self.k:
             raise InfeasibleSelectionError("", f"sum of lower quotas {int(self.lower.sum())} exceeds K={self.k}")
         reachable = int(np.minimum(self.upper, counts).sum())
         if reachable < self.k:
             raise InfeasibleSelectionError(
-                "", f"K={self.k} exceeds what quotas and the shortlist allow ({reachable} = sum of min(U_h, shortlisted))"
+                "",
+                f"K={self.k} exceeds what quotas and the shortlist allow ({reachable} = sum of min(U_h, shortlisted))",
             )
 
     def attainable_size(self) -> int:
@@ -110,7 +112,9 @@ class SelectionProblem:
         counts = np.bincount(self.strata[selected], minlength=len(self.stratum_names))
         for h, name in enumerate(self.stratum_names):
             if not self.lower[h] <= counts[h] <= self.upper[h]:
-                problems.append(f"stratum {name!r}: {int(counts[h])} outside [{int(self.lower[h])}, {int(self.upper[h])}]")
+                problems.append(
+                    f"stratum {name!r}: {int(counts[h])} outside [{int(self.lower[h])}, {int(self.upper[h])}]"
+                )
         chosen = np.zeros(self.n, dtype=bool)
         chosen[selected] = True
         both = chosen[self.conflicts[:, 0]] & chosen[self.conflicts[:, 1]] if len(self.conflicts) else np.zeros(0, bool)

@@ -53,6 +53,6 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC) -> BenchmarkSpec:
         return BenchmarkSpec.model_validate({**raw, "directory": path.parent})
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}"
-            for error in exc.errors())
+            f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}" for error in exc.errors()
+        )
         raise SpecError(f"{path}: invalid spec: {problems}") from None

@@ -92,8 +92,9 @@ class BenchmarkSpec(BaseModel):
     def _references_exist(self) -> BenchmarkSpec:
         keys = [key for key, _ in self.leaves]
         if len(set(keys)) != len(keys):
-            raise ValueError(f"taxonomy leaves must have unique keys; repeated: "
-                             f"{sorted({k for k in keys if keys.count(k) > 1})}")
+            raise ValueError(
+                f"taxonomy leaves must have unique keys; repeated: {sorted({k for k in keys if keys.count(k) > 1})}"
+            )
         known, sources = set(keys), {s.id for s in self.sources}
         for where, discipline in [
             *(("facts.lexicons", d) for d in self.facts.lexicons),

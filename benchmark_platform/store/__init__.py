@@ -2,6 +2,6 @@
 
 from benchmark_platform.store.db import Database, as_json, insert_rows
 from benchmark_platform.store.migrations import MigrationError, migrate
-from benchmark_platform.store.settings import database_url, dagster_database_url
+from benchmark_platform.store.settings import dagster_database_url, database_url
 
 __all__ = ["Database", "MigrationError", "as_json", "dagster_database_url", "database_url", "insert_rows", "migrate"]

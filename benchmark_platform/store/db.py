@@ -49,8 +49,14 @@ class Database:
             return None if row is None else row[0]
 
 
-def insert_rows(conn: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-                on_conflict: str = "", page_size: int = 1000) -> None:
+def insert_rows(
+    conn: Connection,
+    table: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    on_conflict: str = "",
+    page_size: int = 1000,
+) -> None:
     """Batch insert (execute_values); `on_conflict` is an optional 'ON CONFLICT ...' clause."""
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES %s {on_conflict}"
     with conn.cursor() as cur:

@@ -67,8 +67,7 @@ class EmbeddedPostgres:
         self.log_file.touch()
         self._give_to_server_user(self.log_file)
         self._pg_ctl(
-            ["-w", "-t", "60", "-l", str(self.log_file), "start",
-             "-o", f"-h 127.0.0.1 -p {port} -k {self.data_dir}"],
+            ["-w", "-t", "60", "-l", str(self.log_file), "start", "-o", f"-h 127.0.0.1 -p {port} -k {self.data_dir}"],
         )
         state = EmbeddedState(port=port, data_dir=str(self.data_dir))
         self.state_file.write_text(json.dumps(state.__dict__))
@@ -88,8 +87,20 @@ class EmbeddedPostgres:
             shutil.rmtree(self.data_dir)  # a half-initialised directory from an interrupted initdb
         self.data_dir.mkdir(parents=True)
         self._give_to_server_user(self.data_dir)
-        self._run("initdb", ["-D", str(self.data_dir), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
-                             "--locale=C", "--no-instructions"])
+        self._run(
+            "initdb",
+            [
+                "-D",
+                str(self.data_dir),
+                "-U",
+                SUPERUSER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-instructions",
+            ],
+        )
 
     def _pg_ctl(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         return self._run("pg_ctl", ["-D", str(self.data_dir), *args], check=check)
@@ -99,12 +110,18 @@ class EmbeddedPostgres:
         # drop root's group too: with gid 0 the group bits of root-owned directories (often ---) would apply
         identity = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []} if user else {}
         result = subprocess.run(
-            [str(_postgres_bin_dir() / exe), *args], capture_output=True, text=True,
-            cwd="/" if user else None, env={**os.environ, "LC_ALL": "C"}, **identity,
+            [str(_postgres_bin_dir() / exe), *args],
+            capture_output=True,
+            text=True,
+            cwd="/" if user else None,
+            env={**os.environ, "LC_ALL": "C"},
+            **identity,
         )
         if check and result.returncode != 0:
-            raise RuntimeError(f"{exe} {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
-                               f"{' — see ' + str(self.log_file) if exe == 'pg_ctl' else ''}")
+            raise RuntimeError(
+                f"{exe} {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
+                f"{' — see ' + str(self.log_file) if exe == 'pg_ctl' else ''}"
+            )
         return result
 
     def _give_to_server_user(self, path: Path) -> None:

@@ -61,13 +61,16 @@ def migrate(db: Database, sql_dir: Path = SQL_DIR) -> list[str]:
                 if checksum != migration.checksum or name != migration.path.name:
                     raise MigrationError(
                         f"{migration.path}: already applied as {name} with a different checksum; applied migrations "
-                        "must not change — add a new numbered file instead")
+                        "must not change — add a new numbered file instead"
+                    )
                 continue
             try:
                 cur.execute(migration.path.read_text())
             except Exception as exc:
                 raise MigrationError(f"{migration.path}: {exc}".strip()) from exc
-            cur.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                        (migration.version, migration.path.name, migration.checksum))
+            cur.execute(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                (migration.version, migration.path.name, migration.checksum),
+            )
             applied_now.append(migration.path.name)
     return applied_now

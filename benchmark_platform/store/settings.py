@@ -34,7 +34,8 @@ def database_url(start_embedded: bool = False) -> str:
     state = embedded.state()
     if state is None or not embedded.is_running():
         raise DatabaseNotConfigured(
-            f"no database: set {DATABASE_URL_ENV} or run `benchmark-platform db up` for the embedded default")
+            f"no database: set {DATABASE_URL_ENV} or run `benchmark-platform db up` for the embedded default"
+        )
     return state.url()
 
 

@@ -15,9 +15,18 @@ import pytest
 from benchmark_platform.analysis import discrimination_indices, scaling_slopes
 
 ABBREVIATIONS = {
-    "Agr.": "Agronomy", "Econ.": "Economics", "Edu.": "Education", "Eng.": "Engineering", "Hist.": "History",
-    "Law": "Law", "Arts": "Literature & Arts", "Mgt.": "Management", "Med.": "Medicine", "Phil.": "Philosophy",
-    "Sci.": "Science", "Soc.": "Sociology",
+    "Agr.": "Agronomy",
+    "Econ.": "Economics",
+    "Edu.": "Education",
+    "Eng.": "Engineering",
+    "Hist.": "History",
+    "Law": "Law",
+    "Arts": "Literature & Arts",
+    "Mgt.": "Management",
+    "Med.": "Medicine",
+    "Phil.": "Philosophy",
+    "Sci.": "Science",
+    "Soc.": "Sociology",
 }
 
 
@@ -39,8 +48,11 @@ def table3(kina: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     header, *rows = _table(kina, "Model\tALL\tAgr.", 42)
     overall = pl.DataFrame({"model": [r[0] for r in rows], "accuracy": [float(r[1]) for r in rows]})
     by_group = pl.DataFrame(
-        [{"model": r[0], "group": ABBREVIATIONS[h], "accuracy": float(v)}
-         for r in rows for h, v in zip(header[2:], r[2:], strict=True)]
+        [
+            {"model": r[0], "group": ABBREVIATIONS[h], "accuracy": float(v)}
+            for r in rows
+            for h, v in zip(header[2:], r[2:], strict=True)
+        ]
     )
     return overall, by_group
 
@@ -79,8 +91,11 @@ def test_figure3_points_per_decade(table3: tuple[pl.DataFrame, pl.DataFrame]) ->
         "Qwen3.5": {"Qwen3.5-0.8B": 0.8, "Qwen3.5-2B": 2, "Qwen3.5-4B": 4, "Qwen3.5-9B": 9, "Qwen3.5-27B": 27},
     }
     points = pl.DataFrame(
-        [{"family": f, "model": m, "params": p, "accuracy": overall[m]}
-         for f, models in dense.items() for m, p in models.items()]
+        [
+            {"family": f, "model": m, "params": p, "accuracy": overall[m]}
+            for f, models in dense.items()
+            for m, p in models.items()
+        ]
     )
     slopes = dict(scaling_slopes(points).select("family", "points_per_decade").iter_rows())
     assert round(slopes["Qwen3"], 1) == 7.6 and round(slopes["Qwen3.5"], 1) == 14.8  # KINA 5.5

@@ -37,8 +37,10 @@ def matrix_of(scores: np.ndarray, models: list[str], **attributes: list[str]) ->
 
 def results_of(rows: list[tuple[str, str, int, bool]]) -> pl.DataFrame:
     return pl.DataFrame(
-        [{"model": m, "item_id": i, "discipline": "d", "sample": s, "prediction": "A" if c else "B", "correct": c}
-         for m, i, s, c in rows]
+        [
+            {"model": m, "item_id": i, "discipline": "d", "sample": s, "prediction": "A" if c else "B", "correct": c}
+            for m, i, s, c in rows
+        ]
     )
 
 
@@ -93,8 +95,9 @@ def test_stratified_subsamples_take_exact_shares_without_replacement() -> None:
 def test_ranking_stability_of_separated_and_of_identical_models() -> None:
     rng = np.random.default_rng(5)
     strata = ["s1", "s2"] * 300
-    separated = matrix_of(rng.random((600, 12)) < np.linspace(0.95, 0.05, 12), [f"m{j:02d}" for j in range(12)],
-                          discipline=strata)
+    separated = matrix_of(
+        rng.random((600, 12)) < np.linspace(0.95, 0.05, 12), [f"m{j:02d}" for j in range(12)], discipline=strata
+    )
     table = ranking_stability(separated, B=200, seed=0)
     assert table["rho"].to_list() == [0.5, 0.7, 0.9] and table["subsample_items"].to_list() == [300, 420, 540]
     assert min(table["kendall_tau"]) > 0.99 and table["rank1_retention"].to_list() == [1.0] * 3
@@ -149,11 +152,13 @@ def test_closed_book_slice_gap_with_mean_row() -> None:
 def test_self_preference_score_and_family_matrix() -> None:
     rng = np.random.default_rng(8)
     generator = np.array(["anthropic"] * 400 + ["google"] * 400 + [None] * 200)
-    easy_for_own = np.column_stack([
-        rng.random(1000) < np.where(generator == "anthropic", 0.9, 0.7),  # claude: +20 on its own family's items
-        rng.random(1000) < 0.7,  # gemini: no preference
-        rng.random(1000) < 0.7,  # deepseek: its family generated nothing
-    ])
+    easy_for_own = np.column_stack(
+        [
+            rng.random(1000) < np.where(generator == "anthropic", 0.9, 0.7),  # claude: +20 on its own family's items
+            rng.random(1000) < 0.7,  # gemini: no preference
+            rng.random(1000) < 0.7,  # deepseek: its family generated nothing
+        ]
+    )
     matrix = matrix_of(easy_for_own, ["claude", "gemini", "deepseek"], generator_family=list(generator))
     families = {"claude": "anthropic", "gemini": "google", "deepseek": "deepseek"}
     sps = self_preference(matrix, families, B=400, seed=0)
@@ -169,11 +174,21 @@ def test_self_preference_score_and_family_matrix() -> None:
 
 def test_cost_frontier_labels_pareto_set_and_convex_hull_apart() -> None:
     # OenoBench 5.4 / Figure 4: five configurations on its Pareto frontier; Gemini 2.5 Pro and GPT-5 dominated.
-    points = pl.DataFrame({
-        "model": ["llama-3.1-8b", "gemini-2.5-flash", "gpt-5-mini", "claude-opus-4.7", "o3", "gemini-2.5-pro", "gpt-5"],
-        "cost_usd": [0.01, 0.12, 2.82, 3.35, 11.80, 29.47, 21.90],
-        "accuracy": [60.5, 75.1, 78.4, 81.0, 83.6, 82.9, 82.7],
-    })
+    points = pl.DataFrame(
+        {
+            "model": [
+                "llama-3.1-8b",
+                "gemini-2.5-flash",
+                "gpt-5-mini",
+                "claude-opus-4.7",
+                "o3",
+                "gemini-2.5-pro",
+                "gpt-5",
+            ],
+            "cost_usd": [0.01, 0.12, 2.82, 3.35, 11.80, 29.47, 21.90],
+            "accuracy": [60.5, 75.1, 78.4, 81.0, 83.6, 82.9, 82.7],
+        }
+    )
     frontier = cost_frontier(points)
     assert frontier["model"].to_list()[0] == "llama-3.1-8b"
     pareto = {"llama-3.1-8b", "gemini-2.5-flash", "gpt-5-mini", "claude-opus-4.7", "o3"}
@@ -199,19 +214,33 @@ def test_analyse_runs_every_analysis_the_data_allows() -> None:
     rng = np.random.default_rng(9)
     n = 240
     leaves = [f"leaf{i % 8}" for i in range(n)]
-    items = pl.DataFrame({
-        "item_id": [f"i{i:03d}" for i in range(n)], "discipline": leaves,
-        "level_1": ["Science" if int(leaf[-1]) < 4 else "Humanities" for leaf in leaves],
-        "level_2": [f"field{int(leaf[-1]) // 2}" for leaf in leaves],
-        "difficulty": [["L1", "L2", "L3", "L4"][i % 4] for i in range(n)], "strategy": [None] * n,
-        "generator_family": [["acme", "other", None][i % 3] for i in range(n)],
-        "closed_book": [["true", "false"][i % 2] for i in range(n)],
-    })
+    items = pl.DataFrame(
+        {
+            "item_id": [f"i{i:03d}" for i in range(n)],
+            "discipline": leaves,
+            "level_1": ["Science" if int(leaf[-1]) < 4 else "Humanities" for leaf in leaves],
+            "level_2": [f"field{int(leaf[-1]) // 2}" for leaf in leaves],
+            "difficulty": [["L1", "L2", "L3", "L4"][i % 4] for i in range(n)],
+            "strategy": [None] * n,
+            "generator_family": [["acme", "other", None][i % 3] for i in range(n)],
+            "closed_book": [["true", "false"][i % 2] for i in range(n)],
+        }
+    )
     skill = {"acme-8b": 0.5, "acme-70b": 0.7, "acme-70b-think": 0.75, "acme-70b-web": 0.8, "other-1b": 0.3}
-    results = pl.DataFrame([
-        {"model": m, "item_id": f"i{i:03d}", "discipline": leaves[i], "sample": 0, "prediction": "A",
-         "correct": bool(rng.random() < p)} for m, p in skill.items() for i in range(n)
-    ]).with_columns(prediction=pl.when("correct").then(pl.lit("A")).otherwise(pl.lit("B")))
+    results = pl.DataFrame(
+        [
+            {
+                "model": m,
+                "item_id": f"i{i:03d}",
+                "discipline": leaves[i],
+                "sample": 0,
+                "prediction": "A",
+                "correct": bool(rng.random() < p),
+            }
+            for m, p in skill.items()
+            for i in range(n)
+        ]
+    ).with_columns(prediction=pl.when("correct").then(pl.lit("A")).otherwise(pl.lit("B")))
     configs = {
         "acme-8b": ConfigInfo("model", family="acme", params_b=8, cost_usd=0.2),
         "acme-70b": ConfigInfo("model", family="acme", params_b=70, cost_usd=1.0),
@@ -221,9 +250,19 @@ def test_analyse_runs_every_analysis_the_data_allows() -> None:
     }
     report = analyse(results, items, configs, AnalysisConfig(bootstrap_samples=200), seed=3)
     assert set(report.accuracy["grouping"]) == {"overall", "discipline", "level_1", "level_2", "difficulty"}
-    assert set(report.tables) == {"ranking_stability", "pairwise_resolvability", "tiers", "discrimination",
-                                  "self_preference", "family_matrix", "reasoning_lift", "tool_use", "closed_book",
-                                  "cost_frontier", "scaling"}
+    assert set(report.tables) == {
+        "ranking_stability",
+        "pairwise_resolvability",
+        "tiers",
+        "discrimination",
+        "self_preference",
+        "family_matrix",
+        "reasoning_lift",
+        "tool_use",
+        "closed_book",
+        "cost_frontier",
+        "scaling",
+    }
     assert set(report.plots) == {"accuracy_by_level_1", "score_distribution", "cost_frontier"}
     assert report.tables["discrimination"]["group"].to_list() == ["Humanities", "Science"]  # the coarsest level
     assert report.tables["ranking_stability"]["subsample_items"].to_list() == [120, 168, 216]

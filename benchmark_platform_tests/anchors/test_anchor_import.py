@@ -53,7 +53,9 @@ def test_csv_tables_load_and_any_byte_changes_the_version(tmp_path):
     anchors = load_anchor_set(folder)
     assert [s.keys for s in anchors.strata] == [("template:colour",), ("sentence", "*")]
     assert anchors.stratum_map()["template:colour"] == "reds" and anchors.anchor_weights() == {"a1": 1.0}
-    (folder / "item_labels.csv").write_text("id,text,y_A\np1,syrah is a red grape.,1\nn1,The wine must be kept cool.,0\n")
+    (folder / "item_labels.csv").write_text(
+        "id,text,y_A\np1,syrah is a red grape.,1\nn1,The wine must be kept cool.,0\n"
+    )
     assert load_anchor_set(folder).version != anchors.version
 
 

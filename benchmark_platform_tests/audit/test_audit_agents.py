@@ -7,13 +7,28 @@ import asyncio
 import numpy as np
 import pytest
 
-from benchmark_platform.audit.agents import (A1_LEXICAL_HYGIENE, A3_FACT_ECHO, B3_UBIQUITY_RISK, C2_CATEGORY_LEAK,
-                                             STRUCTURE, AuditItem, latex_problems, longest_common_substring_ratio)
+from benchmark_platform.audit.agents import (
+    A1_LEXICAL_HYGIENE,
+    A3_FACT_ECHO,
+    B3_UBIQUITY_RISK,
+    C2_CATEGORY_LEAK,
+    STRUCTURE,
+    AuditItem,
+    latex_problems,
+    longest_common_substring_ratio,
+)
 from benchmark_platform.audit.calibration import read_gold_sheet
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
-from benchmark_platform.audit.pool import (A2_BIAS_STATS, A4_TEMPLATE_FINGERPRINT, D2_DEDUP_CALIBRATION,
-                                           D3_SKEW_AUDIT, Answer, AuditContext, load_human_reference,
-                                           nearest_earlier)
+from benchmark_platform.audit.pool import (
+    A2_BIAS_STATS,
+    A4_TEMPLATE_FINGERPRINT,
+    D2_DEDUP_CALIBRATION,
+    D3_SKEW_AUDIT,
+    Answer,
+    AuditContext,
+    load_human_reference,
+    nearest_earlier,
+)
 from benchmark_platform.audit.runner import run_audit
 from benchmark_platform.embed import StaticEmbedder
 
@@ -35,7 +50,8 @@ def test_fact_echo_fails_at_065_of_the_question_as_one_verbatim_run() -> None:
 
 def test_item_agents() -> None:
     assert A1_LEXICAL_HYGIENE.run(item("Which famous grape is often used in Chablis?"), CONFIG).payload[
-        "vague_terms"] == ["famous", "often"]
+        "vague_terms"
+    ] == ["famous", "often"]
     assert STRUCTURE.run(item("Q?", options=("x", "X ", "y", "z")), CONFIG).payload["problems"] == ["duplicate options"]
     assert B3_UBIQUITY_RISK.run(item("In which region is Chardonnay grown?"), CONFIG).severity == "fail"
     assert B3_UBIQUITY_RISK.run(item("In which region is Xinomavro grown?"), CONFIG).severity == "pass"
@@ -54,23 +70,30 @@ def test_latex_checked_by_a_real_parser() -> None:
 
 
 def test_bias_stats_detects_position_and_length_skew() -> None:
-    skewed = [item(f"Q{n}?", options=("a much longer correct option", "b", "c", "d"), item_id=f"i{n}")
-              for n in range(30)]
+    skewed = [
+        item(f"Q{n}?", options=("a much longer correct option", "b", "c", "d"), item_id=f"i{n}") for n in range(30)
+    ]
     result = A2_BIAS_STATS.run(skewed, AuditContext(CONFIG))
     severity, payload = result.corpus
     assert severity == "warn" and payload["position_skew"] and payload["length_skew"]
     assert {f.severity for f in result.findings} == {"warn"}
     rng = np.random.default_rng(0)
-    balanced = [item(f"Q{n}?", options=("aa", "bb", "cc", "dd"), answer=int(rng.integers(4)), item_id=f"i{n}")
-                for n in range(200)]
+    balanced = [
+        item(f"Q{n}?", options=("aa", "bb", "cc", "dd"), answer=int(rng.integers(4)), item_id=f"i{n}")
+        for n in range(200)
+    ]
     assert A2_BIAS_STATS.run(balanced, AuditContext(CONFIG)).corpus[0] == "pass"
 
 
 def test_skew_dedup_and_escalation_gates() -> None:
-    items = [item(f"Which appellation of Burgundy grows grape number {n}?", group="burgundy", item_id=f"b{n}")
-             for n in range(20)]
-    items += [item("Which river flows through the Mosel?", group="mosel", item_id="m1"),
-              item("Which river flows through the Mosel?", group="mosel", item_id="m2")]
+    items = [
+        item(f"Which appellation of Burgundy grows grape number {n}?", group="burgundy", item_id=f"b{n}")
+        for n in range(20)
+    ]
+    items += [
+        item("Which river flows through the Mosel?", group="mosel", item_id="m1"),
+        item("Which river flows through the Mosel?", group="mosel", item_id="m2"),
+    ]
     ctx = AuditContext(CONFIG, StaticEmbedder())
     out = asyncio.run(run_audit(items, ctx))
     assert out.corpus[(D3_SKEW_AUDIT.name, "1")][1]["over_represented"] == ["burgundy"]

@@ -53,15 +53,23 @@ def test_calibration_makes_low_kappa_agents_advisory_and_the_policy_follows(db, 
     assert any("A1_lexical_hygiene" in a.reason for a in first.actions if a.action == "drop")
     # humans rate the stored items: A1 flags item 5 for vague language, humans find item 0 vague instead
     sheet = tmp_path / "review_round.csv"
-    sheet.write_text("item_id,question_text,options,correct_answer,no_vague_language,reviewer\n" + "".join(
-        f"{i},q,\"['a','b']\",A,{0 if n == 0 else 1},{who}\n" for n, i in enumerate(ids) for who in ("r1", "r2")))
+    sheet.write_text(
+        "item_id,question_text,options,correct_answer,no_vague_language,reviewer\n"
+        + "".join(
+            f"{i},q,\"['a','b']\",A,{0 if n == 0 else 1},{who}\n" for n, i in enumerate(ids) for who in ("r1", "r2")
+        )
+    )
     gold = read_gold_sheet(sheet)
     store_gold_sheet(db, gold)
     rows = asyncio.run(calibrate_spec(db, spec, StaticEmbedder()))
     a1 = next(r for r in rows if r.agent == "A1_lexical_hygiene")
     assert (a1.rubric, a1.n, a1.advisory) == ("no_vague_language", len(ids), True) and a1.kappa < 0.6
-    assert db.scalar("SELECT advisory FROM audit_calibrations WHERE spec = %s AND agent = 'A1_lexical_hygiene'",
-                     (spec.name,)) is True
+    assert (
+        db.scalar(
+            "SELECT advisory FROM audit_calibrations WHERE spec = %s AND agent = 'A1_lexical_hygiene'", (spec.name,)
+        )
+        is True
+    )
     add_fact(db, spec.name, "regions", "Burgundy lies in eastern France.", [ids[5]])  # a new run of the policy
     second = asyncio.run(audit_discipline(db, spec, "regions", StaticEmbedder()))
     drop = next(a for a in second.actions if a.item_id == ids[5] and a.action == "drop")
@@ -72,8 +80,9 @@ def test_kappa_report_on_the_shared_gold_sheets(shared_data: Path, wine_spec) ->
     """The real-data check: every agent that needs no frontier model on the 128 rated OenoBench questions."""
     oeno = shared_data / "oenobench"
     paths = sorted((oeno / "gold_sheets_scored").glob("*.csv"))
-    rows, advisory = asyncio.run(sheet_kappa_report(paths, wine_spec, StaticEmbedder(),
-                                                    oeno / "reference" / "human_reference_v1.jsonl"))
+    rows, advisory = asyncio.run(
+        sheet_kappa_report(paths, wine_spec, StaticEmbedder(), oeno / "reference" / "human_reference_v1.jsonl")
+    )
     print("\n" + report_markdown(rows, wine_spec.audit.kappa_advisory_below))
     by = {(r.agent, r.rubric): r for r in rows}
     assert by[("A1_lexical_hygiene", "no_vague_language")].n == 128

@@ -25,12 +25,30 @@ RULES = [
     Rule(match="list every option", reply='{"defensible": ["A"]}'),
     Rule(match="Question: In which year was the Napa", reply='{"answer": "B"}'),
     Rule(match="Question: Which county contains", reply="I would say A, probably."),
-    Rule(match="one of three judges", reply=json.dumps({
-        "knowledge_coverage": True, "disciplinary_uniqueness": True, "socio_economic_impact": False,
-        "practical_value": True, "failure_pattern": "recall", "admit": False})),
+    Rule(
+        match="one of three judges",
+        reply=json.dumps(
+            {
+                "knowledge_coverage": True,
+                "disciplinary_uniqueness": True,
+                "socio_economic_impact": False,
+                "practical_value": True,
+                "failure_pattern": "recall",
+                "admit": False,
+            }
+        ),
+    ),
     Rule(match="diagnosis agent", reply='{"counter_evidence": ["stem drifts from options"], "defective": true}'),
-    Rule(match="refinement agent", reply=json.dumps({"question": "Which grape makes Barolo?", "options": [
-        "Nebbiolo", "Barbera", "Dolcetto", "Freisa"], "answer_index": 0})),
+    Rule(
+        match="refinement agent",
+        reply=json.dumps(
+            {
+                "question": "Which grape makes Barolo?",
+                "options": ["Nebbiolo", "Barbera", "Dolcetto", "Freisa"],
+                "answer_index": 0,
+            }
+        ),
+    ),
 ]
 
 
@@ -47,9 +65,16 @@ def _run(db, spec, discipline: str, models: list[ModelConfig]):
 
 
 def test_judge_panel_drops_discloses_relabels_and_persists_nothing_from_invalid_output(db) -> None:
-    with ServerThread(Script(rules=[*RULES[:2],
-                                    Rule(match="is needed).\n\nSource fact(s):\n- The Mosel", reply='{"tier": 4}'), *RULES[2:]],
-                             default_reply='{"answer": "A"}')) as server:
+    with ServerThread(
+        Script(
+            rules=[
+                *RULES[:2],
+                Rule(match="is needed).\n\nSource fact(s):\n- The Mosel", reply='{"tier": 4}'),
+                *RULES[2:],
+            ],
+            default_reply='{"answer": "A"}',
+        )
+    ) as server:
         models = _models(server.base_url)
         base = audit_spec("audit_judges", judges=list(JUDGES))
         spec = base.model_copy(update={"models": models})
@@ -60,8 +85,10 @@ def test_judge_panel_drops_discloses_relabels_and_persists_nothing_from_invalid_
     assert b1[ids[0]].severity == "pass" and b1[ids[1]].severity == "fail"
     assert ids[2] not in b1, done.outcome.invalid
     assert done.outcome.invalid["B1_tri_judge_answer"] == 3  # no valid vote from the three judges: no finding
-    assert not db.query("SELECT 1 FROM audit_findings WHERE audit_run_id = %s AND item_id = %s AND agent LIKE 'B1%%'",
-                        (done.audit_run_id, ids[2]))
+    assert not db.query(
+        "SELECT 1 FROM audit_findings WHERE audit_run_id = %s AND item_id = %s AND agent LIKE 'B1%%'",
+        (done.audit_run_id, ids[2]),
+    )
     actions = {(a.item_id, a.action): a for a in done.actions}
     assert "B1_tri_judge_answer" in actions[(ids[1], "drop")].reason
     assert actions[(ids[0], "disclose")].detail["slice"] == "closed_book"
@@ -82,13 +109,20 @@ def test_kina_screening_consensus_and_refinement_loop(db) -> None:
         ids = seed_corpus(db, spec.name, ("regions",))["regions"]
         with db.transaction() as conn, conn.cursor() as cur:  # imported flagship answers: 3 of 5 wrong on item 0
             for n, model in enumerate(kina.flagships):
-                cur.execute("""INSERT INTO evaluation_runs (spec, discipline, model, kind) VALUES (%s, 'regions', %s,
-                               'imported') RETURNING evaluation_run_id""", (spec.name, model))
+                cur.execute(
+                    """INSERT INTO evaluation_runs (spec, discipline, model, kind) VALUES (%s, 'regions', %s,
+                               'imported') RETURNING evaluation_run_id""",
+                    (spec.name, model),
+                )
                 run = cur.fetchone()[0]
                 for k, item in enumerate(ids):
-                    cur.execute("INSERT INTO evaluation_answers (evaluation_run_id, item_id, correct) VALUES (%s,%s,%s)",
-                                (run, item, k != 0 or n >= 3))
-            cur.execute("UPDATE items SET question = question || %s WHERE item_id = %s", (r" Give $\frac{a}{b$.", ids[4]))
+                    cur.execute(
+                        "INSERT INTO evaluation_answers (evaluation_run_id, item_id, correct) VALUES (%s,%s,%s)",
+                        (run, item, k != 0 or n >= 3),
+                    )
+            cur.execute(
+                "UPDATE items SET question = question || %s WHERE item_id = %s", (r" Give $\frac{a}{b$.", ids[4])
+            )
         done = _run(db, spec, "regions", models)
 
     by = {(f.item_id, f.agent): f for f in done.outcome.findings}

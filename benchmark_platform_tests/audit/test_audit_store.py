@@ -22,8 +22,11 @@ EMBEDDER = StaticEmbedder()
 
 
 def _findings(db, run_id: int) -> list[dict]:
-    return db.query("""SELECT item_id, agent, agent_version, severity, payload, input_hash, carried_from
-                       FROM audit_findings WHERE audit_run_id = %s ORDER BY 1, 2, 3""", (run_id,))
+    return db.query(
+        """SELECT item_id, agent, agent_version, severity, payload, input_hash, carried_from
+                       FROM audit_findings WHERE audit_run_id = %s ORDER BY 1, 2, 3""",
+        (run_id,),
+    )
 
 
 def test_new_agent_version_adds_findings_and_never_touches_old_ones(db) -> None:
@@ -49,8 +52,9 @@ def test_new_agent_version_adds_findings_and_never_touches_old_ones(db) -> None:
     # only A1 was re-judged; every other item-level finding was carried over from the first run
     assert {r["carried_from"] for r in rows if r["agent"] == "A3_fact_echo"} == {first.audit_run_id}
     assert {r["carried_from"] for r in rows if r["agent"] == "A1_lexical_hygiene"} == {None}
-    assert db.scalar("SELECT count(*) FROM audit_findings WHERE item_id = ANY(%s) AND agent = 'A1_lexical_hygiene'",
-                     (ids,)) == 2 * len(ids)
+    assert db.scalar(
+        "SELECT count(*) FROM audit_findings WHERE item_id = ANY(%s) AND agent = 'A1_lexical_hygiene'", (ids,)
+    ) == 2 * len(ids)
 
 
 def test_policy_actions_are_what_the_release_reads(db) -> None:
@@ -60,19 +64,26 @@ def test_policy_actions_are_what_the_release_reads(db) -> None:
     dropped = {a.item_id for a in done.actions if a.action == "drop"}
     # item 5 has vague language ("famous", "many") and is a grape x region question: A1 and B3 drop it
     assert f"{spec.name}-regions-5" in dropped
-    reasons = {r["item_id"]: r["reason"] for r in db.query(
-        "SELECT item_id, reason FROM audit_policy WHERE audit_run_id = %s AND action = 'drop'", (done.audit_run_id,))}
+    reasons = {
+        r["item_id"]: r["reason"]
+        for r in db.query(
+            "SELECT item_id, reason FROM audit_policy WHERE audit_run_id = %s AND action = 'drop'", (done.audit_run_id,)
+        )
+    }
     assert "A1_lexical_hygiene" in reasons[f"{spec.name}-regions-5"]
     params = query_params(spec)
     with db.connect() as conn, conn.cursor() as cur:
         cur.execute(RELEASE_QUERIES["items"].sql, params)
         released = {row[0] for row in cur.fetchall()}
     assert released == set(ids) - dropped
-    skipped = {r["agent"]: r["reason"] for r in db.query(
-        "SELECT agent, reason FROM audit_skips WHERE audit_run_id = %s", (done.audit_run_id,))}
+    skipped = {
+        r["agent"]: r["reason"]
+        for r in db.query("SELECT agent, reason FROM audit_skips WHERE audit_run_id = %s", (done.audit_run_id,))
+    }
     assert skipped["B1_tri_judge_answer"] == "no judge models configured (audit.judges)"  # skipped, not passed
-    assert not db.query("SELECT 1 FROM audit_findings WHERE audit_run_id = %s AND agent LIKE 'B1%%'",
-                        (done.audit_run_id,))
+    assert not db.query(
+        "SELECT 1 FROM audit_findings WHERE audit_run_id = %s AND agent LIKE 'B1%%'", (done.audit_run_id,)
+    )
 
 
 def test_new_facts_trigger_a_reaudit_of_exactly_the_affected_items(db) -> None:

@@ -31,9 +31,12 @@ def broker() -> str:
 
 def celery_hosts(instance: dg.DagsterInstance, run_ids: list[str]) -> set[str]:
     """The celery workers that executed steps of these runs (dagster-celery's engine events name them)."""
-    return {str(event.dagster_event.engine_event_data.metadata["Celery worker"].value)
-            for run_id in run_ids for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
-            if "Celery worker" in event.dagster_event.engine_event_data.metadata}
+    return {
+        str(event.dagster_event.engine_event_data.metadata["Celery worker"].value)
+        for run_id in run_ids
+        for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+        if "Celery worker" in event.dagster_event.engine_event_data.metadata
+    }
 
 
 @pytest.mark.slow
@@ -47,21 +50,26 @@ def test_partition_ranges_run_on_two_celery_workers(fresh_database, broker, tmp_
     home = write_dagster_home(tmp_path / "dagster_home", dagster_url)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv(DATABASE_URL_ENV, db.url)
-    with dg.DagsterInstance.get() as instance, \
-            celery_workers(2, broker, home, {DATABASE_URL_ENV: db.url}, tmp_path,
-                           preload=(backfill.__name__,)) as workers:
+    with (
+        dg.DagsterInstance.get() as instance,
+        celery_workers(2, broker, home, {DATABASE_URL_ENV: db.url}, tmp_path, preload=(backfill.__name__,)) as workers,
+    ):
         _, local_ids = run_ranges({"in_process": {}}, disciplines, runs=2)  # the same job, another executor
         local = db.query("SELECT discipline, inputs_hash FROM audit_runs WHERE spec = 'kina' ORDER BY 1")
         clear_findings(db, spec)
         workers.wait_ready()  # both consume the queue, so each takes one of the two runs' steps
         _, run_ids = run_ranges({"celery": {"broker": broker, "backend": broker}}, disciplines, runs=2)
         hosts, local_hosts = celery_hosts(instance, run_ids), celery_hosts(instance, local_ids)
-        materialized = {record.partition_key for record in instance.fetch_materializations(
-            dg.AssetKey(["kina", "bench_audit"]), limit=100).records}
+        materialized = {
+            record.partition_key
+            for record in instance.fetch_materializations(dg.AssetKey(["kina", "bench_audit"]), limit=100).records
+        }
     assert hosts == set(workers.names)  # each worker executed a step
     assert materialized == set(disciplines)
     audited = db.query("SELECT discipline, inputs_hash, dagster_run_id FROM audit_runs WHERE spec = 'kina' ORDER BY 1")
     assert [row["discipline"] for row in audited] == sorted(disciplines)
     assert {row["dagster_run_id"] for row in audited} == set(run_ids)
-    assert [(r["discipline"], r["inputs_hash"]) for r in audited] == [(r["discipline"], r["inputs_hash"]) for r in local]
+    assert [(r["discipline"], r["inputs_hash"]) for r in audited] == [
+        (r["discipline"], r["inputs_hash"]) for r in local
+    ]
     assert local_hosts == set()  # in-process steps never went to a worker

@@ -5,9 +5,11 @@ from benchmark_platform.llm.config import ModelConfig
 
 
 def test_one_pool_per_provider_and_one_for_the_database() -> None:
-    models = [ModelConfig(name="a", family="openai", base_url="https://openrouter.ai/api/v1", model="x"),
-              ModelConfig(name="b", family="google", base_url="https://openrouter.ai/api/v1", model="y"),
-              ModelConfig(name="c", family="gemma", backend="local_llama", model="gemma")]
+    models = [
+        ModelConfig(name="a", family="openai", base_url="https://openrouter.ai/api/v1", model="x"),
+        ModelConfig(name="b", family="google", base_url="https://openrouter.ai/api/v1", model="y"),
+        ModelConfig(name="c", family="gemma", backend="local_llama", model="gemma"),
+    ]
     limits = pool_limits(models)
     assert limits == {DATABASE_POOL: 2, "llm_openrouter_ai": 1, "llm_local": 1}
     with dg.instance_for_test() as instance:

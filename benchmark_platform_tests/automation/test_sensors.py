@@ -2,7 +2,7 @@
 
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -23,10 +23,12 @@ from benchmark_platform.spec import BenchmarkSpec, load_spec
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
-def stand_in(spec: BenchmarkSpec, name: str, partitions: dg.PartitionsDefinition,
-             policy: dg.BackfillPolicy | None = None) -> dg.AssetsDefinition:
+def stand_in(
+    spec: BenchmarkSpec, name: str, partitions: dg.PartitionsDefinition, policy: dg.BackfillPolicy | None = None
+) -> dg.AssetsDefinition:
     @dg.asset(key=key(spec, name), partitions_def=partitions, backfill_policy=policy)
     def asset() -> None: ...
+
     return asset
 
 
@@ -37,8 +39,9 @@ def instance():
 
 
 def with_slate(spec: BenchmarkSpec, *models: str) -> BenchmarkSpec:
-    return spec.model_copy(update={"evaluation": spec.evaluation.model_copy(
-        update={"slate": [SlateEntry(model=m) for m in models]})})
+    return spec.model_copy(
+        update={"evaluation": spec.evaluation.model_copy(update={"slate": [SlateEntry(model=m) for m in models]})}
+    )
 
 
 def test_a_new_model_in_the_slate_is_evaluated_alone_once(wine_spec, instance) -> None:
@@ -59,8 +62,10 @@ def test_a_new_model_in_the_slate_is_evaluated_alone_once(wine_spec, instance) -
     assert tick(after, reloaded.cursor).run_requests == []
 
     [ranged] = tick(after, deployed.cursor, dg.BackfillPolicy.single_run()).run_requests  # one run, every discipline
-    assert (ranged.tags[RANGE_START], ranged.tags[RANGE_END]) == (wine_spec.discipline_keys[0],
-                                                                  wine_spec.discipline_keys[-1])
+    assert (ranged.tags[RANGE_START], ranged.tags[RANGE_END]) == (
+        wine_spec.discipline_keys[0],
+        wine_spec.discipline_keys[-1],
+    )
     assert ranged.tags[MODEL_TAG] == "beta" and ranged.partition_key is None
 
 
@@ -69,9 +74,13 @@ def test_new_anchors_rescore_only_their_discipline(wine_spec, instance) -> None:
     from benchmark_platform.defs.centrality import build_defs as centrality_defs
 
     partitions = discipline_partitions(wine_spec)
-    defs = dg.Definitions.merge(centrality_defs(wine_spec), dg.Definitions(
-        assets=[stand_in(wine_spec, "facts", partitions), stand_in(wine_spec, "anchors", partitions)],
-        resources={"database": DatabaseResource(url="postgresql://unused/never")}))  # evaluated, never executed
+    defs = dg.Definitions.merge(
+        centrality_defs(wine_spec),
+        dg.Definitions(
+            assets=[stand_in(wine_spec, "facts", partitions), stand_in(wine_spec, "anchors", partitions)],
+            resources={"database": DatabaseResource(url="postgresql://unused/never")},
+        ),
+    )  # evaluated, never executed
     centrality = key(wine_spec, "support_centrality")
     d1, d2 = wine_spec.discipline_keys[:2]
     start = dg.evaluate_automation_conditions(defs=defs, instance=instance)  # deps missing: nothing to score
@@ -104,8 +113,9 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(
 
     def context(cursor: str | None = None) -> dg.SensorEvaluationContext:
         # with an instance ref, as the daemon gives: run requests for new dynamic partitions are then resolvable
-        return dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                       cursor=cursor)
+        return dg.build_sensor_context(
+            instance=instance, instance_ref=instance.get_ref(), definitions=defs, cursor=cursor
+        )
 
     first = sensor.evaluate_tick(context())
     [added] = first.dynamic_partitions_requests
@@ -118,21 +128,28 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(
 
     taxonomy = kina_copy.with_name("taxonomy.yaml")
     text = taxonomy.read_text(encoding="utf-8")
-    edited = text.replace('        - {name: "Aquaculture", items: 3}',
-                          '        - {name: "Aquaculture", items: 3}\n        - {name: "Mariculture", items: 2}')
-    edited = edited.replace('        - {name: "Crop Science", items: 7}\n', '        - {name: "Agroecology", items: 1}\n')
-    assert edited.count("Mariculture") == 1 and "Crop Science\", items" not in edited
+    edited = text.replace(
+        '        - {name: "Aquaculture", items: 3}',
+        '        - {name: "Aquaculture", items: 3}\n        - {name: "Mariculture", items: 2}',
+    )
+    edited = edited.replace(
+        '        - {name: "Crop Science", items: 7}\n', '        - {name: "Agroecology", items: 1}\n'
+    )
+    assert edited.count("Mariculture") == 1 and 'Crop Science", items' not in edited
     taxonomy.write_text(edited, encoding="utf-8")
     tick = sensor.evaluate_tick(context(first.cursor))
     requests = {type(r).__name__: r.partition_keys for r in tick.dynamic_partitions_requests}
-    assert requests == {"AddDynamicPartitionsRequest": ["mariculture", "agroecology"],
-                        "DeleteDynamicPartitionsRequest": ["crop_science"]}
+    assert requests == {
+        "AddDynamicPartitionsRequest": ["mariculture", "agroecology"],
+        "DeleteDynamicPartitionsRequest": ["crop_science"],
+    }
     assert sorted(r.partition_key for r in tick.run_requests) == ["agroecology", "mariculture"]
 
     instance.add_dynamic_partitions(taxonomy_partitions(spec).name, ["mariculture"])
     # what the sensor's run request launches (execute_in_process's partition_key cannot resolve dynamic partitions)
-    result = defs.resolve_job_def(job.name).execute_in_process(instance=instance,
-                                                               tags={"dagster/partition": "mariculture"})
+    result = defs.resolve_job_def(job.name).execute_in_process(
+        instance=instance, tags={"dagster/partition": "mariculture"}
+    )
     assert result.success
     row = db.query("SELECT path FROM disciplines WHERE spec = 'kina' AND discipline = 'mariculture'")
     assert row == [{"path": ["Agronomy", "Aquaculture", "Mariculture"]}]
@@ -142,16 +159,21 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(
 
 def test_schedules_request_every_partition_in_as_few_runs_as_the_policy_allows(wine_spec, instance) -> None:
     schedules = {s.name: s for s in build_schedules(wine_spec)}
-    defs = dg.Definitions(assets=[stand_in(wine_spec, "source_documents", source_partitions(wine_spec)),
-                                  stand_in(wine_spec, "evaluation_answers", discipline_partitions(wine_spec),
-                                           dg.BackfillPolicy.single_run())],
-                          schedules=list(schedules.values()))
+    defs = dg.Definitions(
+        assets=[
+            stand_in(wine_spec, "source_documents", source_partitions(wine_spec)),
+            stand_in(wine_spec, "evaluation_answers", discipline_partitions(wine_spec), dg.BackfillPolicy.single_run()),
+        ],
+        schedules=list(schedules.values()),
+    )
     repository = defs.get_repository_def()
-    when = datetime(2026, 11, 30, 3, tzinfo=timezone.utc)
+    when = datetime(2026, 11, 30, 3, tzinfo=UTC)
     context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when, repository_def=repository)
     reingest = schedules["wine_reingest"].evaluate_tick(context).run_requests
     assert sorted(r.partition_key for r in reingest) == sorted(s.id for s in wine_spec.sources)
     [evaluation] = schedules["wine_reevaluate"].evaluate_tick(context).run_requests
-    assert (evaluation.tags[RANGE_START], evaluation.tags[RANGE_END]) == (wine_spec.discipline_keys[0],
-                                                                          wine_spec.discipline_keys[-1])
+    assert (evaluation.tags[RANGE_START], evaluation.tags[RANGE_END]) == (
+        wine_spec.discipline_keys[0],
+        wine_spec.discipline_keys[-1],
+    )
     assert when.isoformat() in evaluation.run_key  # one run per tick, however often the tick is retried

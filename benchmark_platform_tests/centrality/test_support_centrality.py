@@ -25,7 +25,10 @@ def philosophy(shared_data):
     folder = shared_data / "mmlu_pro_outputs" / "items_by_category"
     own = pl.read_ndjson(folder / "philosophy.jsonl").select("question_id", "question", "category", "src").head(400)
     other = pl.concat(
-        [pl.read_ndjson(folder / f"{c}.jsonl").select("question_id", "question", "category", "src").head(200) for c in ("law", "chemistry")]
+        [
+            pl.read_ndjson(folder / f"{c}.jsonl").select("question_id", "question", "category", "src").head(200)
+            for c in ("law", "chemistry")
+        ]
     )
     return mmlu_pro_discipline("philosophy", pl.concat([own, other]), 30, np.random.default_rng(7))
 
@@ -105,17 +108,30 @@ def test_llm_signatures_recheck_only_the_uncertainty_set(philosophy, embed):
     def answer(prompt: str) -> str:
         aligned = "philosoph" in prompt.lower() or "moral" in prompt.lower()
         value = 0.55 if "Kant" in prompt else (0.9 if aligned else 0.2)
-        return "```json\n" + json.dumps(
-            {"method_family": "argument analysis", "core_principle": "ethics", "answer_type": "entity",
-             "constraints": ["not"], "alignment": value}
-        ) + "\n```"
+        return (
+            "```json\n"
+            + json.dumps(
+                {
+                    "method_family": "argument analysis",
+                    "core_principle": "ethics",
+                    "answer_type": "entity",
+                    "constraints": ["not"],
+                    "alignment": value,
+                }
+            )
+            + "\n```"
+        )
 
     llm = ScriptedLLM(answer)
     params = CentralityParams(bootstrap=5)
     result = score_discipline(candidates, anchors, params, embed, complete=llm)
     assert not result.fallback_used and result.items["fallback"].sum() == 0
     rechecks = [p for p in llm.prompts if "second, independent check" in p]
-    rows = len(candidates) + len(anchors.anchor_items) + len({i.id for i in anchors.item_labels} - {c.id for c in candidates} - {a.id for a in anchors.anchor_items})
+    rows = (
+        len(candidates)
+        + len(anchors.anchor_items)
+        + len({i.id for i in anchors.item_labels} - {c.id for c in candidates} - {a.id for a in anchors.anchor_items})
+    )
     assert len(llm.prompts) == rows + len(rechecks) == result.counts["llm_calls"]
     assert len(rechecks) <= params.recheck_share * rows
     assert all("Kant" in p for p in rechecks)

@@ -15,17 +15,12 @@ from benchmark_platform.embed import Embedder, StaticEmbedder
 
 # Hand-written near-paraphrases of real facts in prescreen_b2_prototype.csv (keyed by the fact's exact text).
 PARAPHRASES = {
-    "Wine reviews from Canada cover 31 distinct grape varieties.":
-        "Canadian wine reviews cover 31 different grape varieties.",
-    "Grape varieties vary widely in their susceptibility to both forms of phylloxera.":
-        "How susceptible a grape variety is to both forms of phylloxera differs greatly from one variety to another.",
-    "The Sierra Foothills AVA was established in 1987 in California.":
-        "California's Sierra Foothills AVA dates from 1987.",
+    "Wine reviews from Canada cover 31 distinct grape varieties.": "Canadian wine reviews cover 31 different grape varieties.",
+    "Grape varieties vary widely in their susceptibility to both forms of phylloxera.": "How susceptible a grape variety is to both forms of phylloxera differs greatly from one variety to another.",
+    "The Sierra Foothills AVA was established in 1987 in California.": "California's Sierra Foothills AVA dates from 1987.",
     "Pewsey Vale was the first vineyard established in what is now the Eden Valley wine region and the first to plant "
-    "Riesling vines in Australia.":
-        "Australia's first Riesling vines were planted at Pewsey Vale, the first vineyard in what is now Eden Valley.",
-    "The Liguria region of Italy does not have any DOCG appellations.":
-        "There are no DOCG appellations in Italy's Liguria region.",
+    "Riesling vines in Australia.": "Australia's first Riesling vines were planted at Pewsey Vale, the first vineyard in what is now Eden Valley.",
+    "The Liguria region of Italy does not have any DOCG appellations.": "There are no DOCG appellations in Italy's Liguria region.",
 }
 
 

@@ -32,8 +32,12 @@ ITEMS = [
 class ScriptedSlate:
     """Fixed replies per (question, retry?), scripted log-likelihoods, and a record of every batch."""
 
-    def __init__(self, replies: dict[tuple[str, bool], str | None] | None = None, fail_on: str | None = None,
-                 logliks: list[float] | None = None) -> None:
+    def __init__(
+        self,
+        replies: dict[tuple[str, bool], str | None] | None = None,
+        fail_on: str | None = None,
+        logliks: list[float] | None = None,
+    ) -> None:
         self.replies, self.fail_on, self.logliks, self.batches = replies or {}, fail_on, logliks, []
 
     async def answer(self, model: str, requests: Sequence[AnswerRequest]) -> list[AnswerReply]:
@@ -44,8 +48,15 @@ class ScriptedSlate:
             if self.fail_on and self.fail_on in user:
                 raise RuntimeError("provider gave up after retries")
             retry = system.startswith("You MUST")
-            replies.append(AnswerReply(text=self.replies[(user.splitlines()[0], retry)], input_tokens=40,
-                                       output_tokens=1, latency_s=0.4 if retry else 0.2, cost_usd=1e-5))
+            replies.append(
+                AnswerReply(
+                    text=self.replies[(user.splitlines()[0], retry)],
+                    input_tokens=40,
+                    output_tokens=1,
+                    latency_s=0.4 if retry else 0.2,
+                    cost_usd=1e-5,
+                )
+            )
         return replies
 
     async def loglikelihoods(self, model: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -58,8 +69,18 @@ class ScriptedSlate:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("B", "B"), (" c\n", "C"), ("(D)", "D"), ("Answer: A", "A"), ("The answer is B.", "B"), ("", None),
-     (None, None), ("Z", None), ("Loire", None), ("E", None)],
+    [
+        ("B", "B"),
+        (" c\n", "C"),
+        ("(D)", "D"),
+        ("Answer: A", "A"),
+        ("The answer is B.", "B"),
+        ("", None),
+        (None, None),
+        ("Z", None),
+        ("Loire", None),
+        ("E", None),
+    ],
 )
 def test_parse_letter_first_standalone_option_letter(text: str | None, expected: str | None) -> None:
     assert parse_letter(text, "ABCD") == expected
@@ -73,11 +94,15 @@ def test_protocol_is_the_five_stops() -> None:
 
 
 def test_generative_evaluation_retries_once_then_records_unparsed() -> None:
-    slate = ScriptedSlate({
-        ("Where is Chablis?", False): "A",
-        ("Where is Vouvray?", False): "Loire", ("Where is Vouvray?", True): "B",
-        ("Where is Condrieu?", False): "Rhône", ("Where is Condrieu?", True): "Rhône",
-    })
+    slate = ScriptedSlate(
+        {
+            ("Where is Chablis?", False): "A",
+            ("Where is Vouvray?", False): "Loire",
+            ("Where is Vouvray?", True): "B",
+            ("Where is Condrieu?", False): "Rhône",
+            ("Where is Condrieu?", True): "Rhône",
+        }
+    )
     frame = asyncio.run(evaluate_generative(ITEMS, model="m", slate=slate, logit_bias=True))
     assert frame.select("item_id", "prediction", "correct", "retried").rows() == [
         ("q1", "A", True, False),
@@ -113,10 +138,15 @@ def test_likelihood_scoring_with_and_without_length_normalisation() -> None:
     slate = ScriptedSlate(logliks=[-4.0, -3.0, -9.0, -8.9] * 2)
     raw = asyncio.run(evaluate_by_likelihood(ITEMS[:2], model="local", slate=slate))
     assert raw["prediction"].to_list() == ["B", "B"] and raw["correct"].to_list() == [False, True]
-    assert slate.batches[0][:2] == [("Question: Where is Chablis?\nAnswer:", " Burgundy"),
-                                    ("Question: Where is Chablis?\nAnswer:", " Loire")]
-    per_char = asyncio.run(evaluate_by_likelihood(ITEMS[:1], model="local", normalise="chars",
-                                                  slate=ScriptedSlate(logliks=[-6.0, -6.0, -9.0, -6.5])))
+    assert slate.batches[0][:2] == [
+        ("Question: Where is Chablis?\nAnswer:", " Burgundy"),
+        ("Question: Where is Chablis?\nAnswer:", " Loire"),
+    ]
+    per_char = asyncio.run(
+        evaluate_by_likelihood(
+            ITEMS[:1], model="local", normalise="chars", slate=ScriptedSlate(logliks=[-6.0, -6.0, -9.0, -6.5])
+        )
+    )
     assert per_char["prediction"].to_list() == ["A"]  # -6/9 beats -6/6
     with pytest.raises(ValueError, match="model local: 1 finite log-likelihoods expected 4"):
         asyncio.run(evaluate_by_likelihood(ITEMS[:1], model="local", slate=ScriptedSlate(logliks=[0.0])))
@@ -124,8 +154,13 @@ def test_likelihood_scoring_with_and_without_length_normalisation() -> None:
 
 def test_random_baseline_is_seeded_order_free_and_near_chance(shared_data: Path) -> None:
     items = [
-        EvalItem(item_id=r["item_id"], discipline=r["discipline"], question=r["question"],
-                 options=tuple(r["options"]), answer=r["answer"])
+        EvalItem(
+            item_id=r["item_id"],
+            discipline=r["discipline"],
+            question=r["question"],
+            options=tuple(r["options"]),
+            answer=r["answer"],
+        )
         for r in read_mmlu_pro_items(shared_data / "mmlu_pro_outputs").iter_rows(named=True)
     ]
     first = random_baseline(items, seed=7, k=2)

@@ -13,15 +13,23 @@ def gazetteer(wine_spec) -> Gazetteer:
     return Gazetteer.from_config(wine_spec.facts, wine_spec.directory)
 
 
-@pytest.mark.parametrize(("name", "entity_id"), [
-    ("Burgundy", "region:burgundy"), ("Bourgogne", "region:burgundy"),
-    ("Shiraz", "grape_variety:syrah"), ("syrah", "grape_variety:syrah"),
-    ("Spätburgunder", "grape_variety:pinot_noir"), ("pinot nero", "grape_variety:pinot_noir"),
-    ("Atlas Peak", "ava:atlas_peak"), ("Carneros", "ava:los_carneros"),
-    ("Saint-Émilion", "appellation:saint_emilion"),  # INAO 'Saint-Emilion grand cru ...' cut to its name
-    ("Ajaccio", "appellation:ajaccio"), ("Barolo", "appellation:barolo"),
-    ("airén", "grape_variety:airen"),  # the Latin-1 grape list, accents folded in the id
-])
+@pytest.mark.parametrize(
+    ("name", "entity_id"),
+    [
+        ("Burgundy", "region:burgundy"),
+        ("Bourgogne", "region:burgundy"),
+        ("Shiraz", "grape_variety:syrah"),
+        ("syrah", "grape_variety:syrah"),
+        ("Spätburgunder", "grape_variety:pinot_noir"),
+        ("pinot nero", "grape_variety:pinot_noir"),
+        ("Atlas Peak", "ava:atlas_peak"),
+        ("Carneros", "ava:los_carneros"),
+        ("Saint-Émilion", "appellation:saint_emilion"),  # INAO 'Saint-Emilion grand cru ...' cut to its name
+        ("Ajaccio", "appellation:ajaccio"),
+        ("Barolo", "appellation:barolo"),
+        ("airén", "grape_variety:airen"),  # the Latin-1 grape list, accents folded in the id
+    ],
+)
 def test_names_resolve_to_one_canonical_id(gazetteer, name, entity_id):
     assert gazetteer.lookup(name).entity_id == entity_id
 

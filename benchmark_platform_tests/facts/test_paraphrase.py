@@ -29,8 +29,9 @@ def scripted(replies: dict[str, str | None]):
 
 
 def candidate(text: str, start: int, mentions=(BAROLO, NEBBIOLO)) -> Candidate:
-    return Candidate("facts_test_source", DOCUMENT, start, start + len(text), "regions", text, text, 1.0, "sentence",
-                     tuple(mentions))
+    return Candidate(
+        "facts_test_source", DOCUMENT, start, start + len(text), "regions", text, text, 1.0, "sentence", tuple(mentions)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +57,16 @@ def test_a_valid_paraphrase_replaces_the_text_and_keeps_the_evidence(wine_spec, 
     assert paraphraser.calls == [prompt(SOURCE)]
 
 
-@pytest.mark.parametrize(("reply", "reason"), [
-    (None, "no output"),
-    ("Barolo is made from Sangiovese grapes and must be aged for at least 38 months.", "entity dropped"),
-    ("Barolo, from Nebbiolo grapes, must age for at least 36 months.", "numbers changed"),
-    ("Barolo is made from Nebbiolo grapes and must be aged for at least 38 months!", "verbatim copy of the source"),
-    ("Barolo is Nebbiolo.\n38 months.", "not one sentence within the word limits"),
-])
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (None, "no output"),
+        ("Barolo is made from Sangiovese grapes and must be aged for at least 38 months.", "entity dropped"),
+        ("Barolo, from Nebbiolo grapes, must age for at least 36 months.", "numbers changed"),
+        ("Barolo is made from Nebbiolo grapes and must be aged for at least 38 months!", "verbatim copy of the source"),
+        ("Barolo is Nebbiolo.\n38 months.", "not one sentence within the word limits"),
+    ],
+)
 def test_invalid_model_output_persists_nothing(wine_spec, gazetteer, db, reply, reason):
     from benchmark_platform.facts.persist import store_facts
 
@@ -85,8 +89,9 @@ def test_aliases_of_an_entity_count_as_kept(wine_spec, gazetteer):
     burgundy = Mention("region:burgundy", "region", "Burgundy")
     pinot = Mention("grape_variety:pinot_noir", "grape_variety", "Pinot Noir")
     reply = "In Bourgogne, the leading red variety planted is Spätburgunder, that is Pinot Noir."
-    fact_set = select([candidate(text, 0, (pinot, burgundy))], config, embed_apart, {}, scripted({text: reply}),
-                      gazetteer)
+    fact_set = select(
+        [candidate(text, 0, (pinot, burgundy))], config, embed_apart, {}, scripted({text: reply}), gazetteer
+    )
     assert fact_set.facts[0].candidate.text == reply
 
 
@@ -96,6 +101,9 @@ def _document(db) -> None:
         cur.execute("""INSERT INTO sources (source_id, spec, adapter, title, publisher, base_url, tier, licence,
                        attribution) VALUES ('facts_test_source', 'facts_test_paraphrase', 'page', 'test', 'test',
                        'https://example.org', 3, 'CC0-1.0', 'test') ON CONFLICT DO NOTHING""")
-        cur.execute("""INSERT INTO documents (document_id, source_id, url, retrieved_at, media_type, content_hash,
+        cur.execute(
+            """INSERT INTO documents (document_id, source_id, url, retrieved_at, media_type, content_hash,
                        raw, text, title) VALUES (%s, 'facts_test_source', 'https://example.org/doc', now(),
-                       'text/plain', repeat('a', 64), 'x', %s, 'test') ON CONFLICT DO NOTHING""", (DOCUMENT, SOURCE))
+                       'text/plain', repeat('a', 64), 'x', %s, 'test') ON CONFLICT DO NOTHING""",
+            (DOCUMENT, SOURCE),
+        )

@@ -22,8 +22,10 @@ def test_oenobench_atomic_facts_pass_validation(extractor, shared_data):
     kept = {c.document_id for c in result.candidates}
     passed = [r for r in rows if r["fact_id"] in kept and r["fact_id"] not in rejected]
     share = len(passed) / len(rows)
-    print(f"OenoBench facts passing every filter: {len(passed)}/{len(rows)} = {share:.3f}; "
-          f"yielding a fact: {len(kept)}/{len(rows)}; reasons: {Counter(r.reason for r in result.rejections)}")
+    print(
+        f"OenoBench facts passing every filter: {len(passed)}/{len(rows)} = {share:.3f}; "
+        f"yielding a fact: {len(kept)}/{len(rows)}; reasons: {Counter(r.reason for r in result.rejections)}"
+    )
     assert share >= POSITIVE_PASS_SHARE
     # the pass is not bought by accepting junk: every kept fact is a sentence of 5-50 words with a full stop
     assert all(5 <= c.words <= 50 and c.text.endswith((".", "!", "?")) for c in result.candidates)
@@ -42,24 +44,32 @@ def _boundary_steps(shared_data) -> list[str]:
 def _wikibooks_chrome(shared_data) -> list[str]:
     """Lines of the raw Wikibooks page that are navigation, contents, markup or headings, not sentences."""
     raw = (shared_data / "wikimedia_pages" / "wikibooks_Wine_Printable_version.md").read_text(encoding="utf-8")
-    return [line.strip() for line in raw.splitlines()
-            if line.strip() and (re.search(r"\]\(|\[\d|^\||^=+$|^-+$|Retrieved from", line.strip())
-                                 or (len(line.split()) <= 4 and not line.strip().endswith(".")))]
+    return [
+        line.strip()
+        for line in raw.splitlines()
+        if line.strip()
+        and (
+            re.search(r"\]\(|\[\d|^\||^=+$|^-+$|Retrieved from", line.strip())
+            or (len(line.split()) <= 4 and not line.strip().endswith("."))
+        )
+    ]
 
 
 def test_real_fragments_are_rejected(extractor, shared_data):
     chrome = _wikibooks_chrome(shared_data)
     assert len(chrome) > 200
-    result = extractor.extract([SourceDocument(f"c{i}", "wikibooks_wine", "text/plain", "", text)
-                                for i, text in enumerate(chrome)])
+    result = extractor.extract(
+        [SourceDocument(f"c{i}", "wikibooks_wine", "text/plain", "", text) for i, text in enumerate(chrome)]
+    )
     assert result.candidates == [] and len(result.rejections) >= len(chrome)
 
     # boundary steps: mostly clipped directions ('(3) Then easterly in a straight line ...'); the few whole
     # sentences inside them may stay, but never with the step marker, a lower-case start or a clipped ending
     steps = _boundary_steps(shared_data)
     assert len(steps) > 400
-    result = extractor.extract([SourceDocument(f"s{i}", "wikibooks_wine", "text/plain", "", text)
-                                for i, text in enumerate(steps)])
+    result = extractor.extract(
+        [SourceDocument(f"s{i}", "wikibooks_wine", "text/plain", "", text) for i, text in enumerate(steps)]
+    )
     kept = [c.text for c in result.candidates]
     print(f"boundary steps: {len(steps)}, facts kept from them: {len(kept)}: {kept}")
     assert len(kept) <= 0.05 * len(steps)

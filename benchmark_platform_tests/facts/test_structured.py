@@ -31,29 +31,40 @@ def test_geojson_served_text_and_field_lines_give_the_same_facts(wine_spec, gaze
     raw, properties = _atlas_peak(shared_data)
     fields = {k: v for k, v in properties.items() if v not in (None, "")}
     served = SourceDocument("raw", "ttb_ava_geojson", "application/geo+json", "Atlas Peak", raw)
-    rendered = SourceDocument("lines", "ttb_ava_geojson", "application/geo+json", "Atlas Peak", field_lines(fields),
-                              metadata={"fields": fields})
+    rendered = SourceDocument(
+        "lines",
+        "ttb_ava_geojson",
+        "application/geo+json",
+        "Atlas Peak",
+        field_lines(fields),
+        metadata={"fields": fields},
+    )
     on_topic = OnTopic(wine_spec.facts.on_topic)
     for document in (served, rendered):
         candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, on_topic)
         facts = _by_field(candidates)
-        assert facts["within"].text == ("The Atlas Peak American Viticultural Area lies within Napa Valley and "
-                                        "North Coast.")
+        assert facts["within"].text == (
+            "The Atlas Peak American Viticultural Area lies within Napa Valley and North Coast."
+        )
         assert facts["created"].text == "The Atlas Peak American Viticultural Area was established on 1992-02-24."
         for candidate in candidates:  # anchored at the exact value in the text
-            assert document.text[candidate.span_start:candidate.span_end] == candidate.attributes["value"]
+            assert document.text[candidate.span_start : candidate.span_end] == candidate.attributes["value"]
             assert candidate.method == f"template:{candidate.attributes['field']}"
             assert candidate.mentions[0].entity_id == "ava:atlas_peak"
-        assert {m.entity_id for m in facts["within"].mentions} == {"ava:atlas_peak", "ava:napa_valley",
-                                                                   "ava:north_coast"}
+        assert {m.entity_id for m in facts["within"].mentions} == {
+            "ava:atlas_peak",
+            "ava:napa_valley",
+            "ava:north_coast",
+        }
         assert rejections == []
 
 
 def test_missing_values_are_rejected_and_counted(wine_spec, gazetteer, shared_data):
     raw, properties = _atlas_peak(shared_data)
     fields = {k: v for k, v in properties.items() if v not in (None, "") and k != "county"}
-    document = SourceDocument("d", "ttb_ava_geojson", "application/geo+json", "", field_lines(fields),
-                              metadata={"fields": fields})
+    document = SourceDocument(
+        "d", "ttb_ava_geojson", "application/geo+json", "", field_lines(fields), metadata={"fields": fields}
+    )
     candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
     assert "county" not in _by_field(candidates)
     assert [(r.stage, r.reason, r.detail) for r in rejections] == [("template", "empty field", "county")]
@@ -61,8 +72,14 @@ def test_missing_values_are_rejected_and_counted(wine_spec, gazetteer, shared_da
 
 def test_a_value_absent_from_the_served_text_cannot_become_a_fact(wine_spec, gazetteer):
     # metadata claiming a value the text does not contain (a hard-coded "fact") is refused
-    document = SourceDocument("d", "wikipedia_grape_list", "text/csv", "", "variety: merlot\ncolour: red",
-                              metadata={"fields": {"variety": "merlot", "colour": "blue"}})
+    document = SourceDocument(
+        "d",
+        "wikipedia_grape_list",
+        "text/csv",
+        "",
+        "variety: merlot\ncolour: red",
+        metadata={"fields": {"variety": "merlot", "colour": "blue"}},
+    )
     candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
     assert candidates == []
     assert [(r.reason, r.detail) for r in rejections] == [("value not in the document text", "colour")]
@@ -77,14 +94,23 @@ def test_csv_rows_of_the_real_grape_list(wine_spec, gazetteer, shared_data):
     merlot = next(c for c in candidates if c.attributes["subject"] == "merlot")
     assert merlot.text == "Merlot is a red grape variety."
     assert merlot.mentions[0].entity_id == "grape_variety:merlot"
-    assert text[merlot.span_start:merlot.span_end] == "red"
-    assert text[:merlot.span_start].endswith("merlot,")
+    assert text[merlot.span_start : merlot.span_end] == "red"
+    assert text[: merlot.span_start].endswith("merlot,")
 
 
 def test_a_template_naming_a_missing_field_is_an_error_naming_the_document(wine_spec, gazetteer):
-    config = wine_spec.facts.model_copy(update={"templates": [wine_spec.facts.templates[0].model_copy(
-        update={"template": "{name} lies in {nowhere}."})]})
-    document = SourceDocument("doc-7", "ttb_ava_geojson", "application/geo+json", "", "name: X\nstate: CA",
-                              metadata={"fields": {"name": "X", "state": "CA"}})
+    config = wine_spec.facts.model_copy(
+        update={
+            "templates": [wine_spec.facts.templates[0].model_copy(update={"template": "{name} lies in {nowhere}."})]
+        }
+    )
+    document = SourceDocument(
+        "doc-7",
+        "ttb_ava_geojson",
+        "application/geo+json",
+        "",
+        "name: X\nstate: CA",
+        metadata={"fields": {"name": "X", "state": "CA"}},
+    )
     with pytest.raises(TemplateError, match="doc-7.*'nowhere'"):
         extract_structured(document, config, gazetteer, OnTopic([]))

@@ -34,17 +34,27 @@ def prepared(fresh_database) -> Database:
     # the stages up to selection only, not the whole graph
     upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]
     resources = {k: v for d in upstream for k, v in (d.resources or {}).items()}
-    resources.update(database=DatabaseResource(url=db.url), embedder=EmbedderResource(),
-                     llm=LLMGatewayResource(database=DatabaseResource(url=db.url)))
+    resources.update(
+        database=DatabaseResource(url=db.url),
+        embedder=EmbedderResource(),
+        llm=LLMGatewayResource(database=DatabaseResource(url=db.url)),
+    )
     graph = {a.key.path[-1]: a for d in upstream for a in d.assets if isinstance(a, dg.AssetsDefinition)}
     with dg.instance_for_test() as instance:
         for source in SOURCES:
-            dg.materialize([graph["source_documents"], graph["fact_candidates"]], partition_key=source,
-                           resources=resources, instance=instance)
+            dg.materialize(
+                [graph["source_documents"], graph["fact_candidates"]],
+                partition_key=source,
+                resources=resources,
+                instance=instance,
+            )
         for discipline in DISCIPLINES:
-            dg.materialize([graph[name] for name in ("facts", "anchors", "support_centrality", "selected_facts")],
-                           partition_key=discipline,
-                           resources=resources, instance=instance)
+            dg.materialize(
+                [graph[name] for name in ("facts", "anchors", "support_centrality", "selected_facts")],
+                partition_key=discipline,
+                resources=resources,
+                instance=instance,
+            )
     return db
 
 
@@ -56,14 +66,16 @@ def servers() -> Iterator[Callable[[Script], ServerThread]]:
 
 def scripted_models(base_url: str, n: int, tag: str) -> list[ModelConfig]:
     """n generator configs on one scripted server; `tag` keeps their cache keys apart from other tests'."""
-    return [ModelConfig(name=f"gen{i}", family=f"family{i}", base_url=base_url, model=f"{tag}-{i}")
-            for i in range(n)]
+    return [ModelConfig(name=f"gen{i}", family=f"family{i}", base_url=base_url, model=f"{tag}-{i}") for i in range(n)]
 
 
 def generate_items(db: Database, spec: BenchmarkSpec, discipline: str) -> dg.AssetMaterialization:
     """Materialise the spec's `items` asset for one partition; returns its materialisation (with metadata)."""
-    resources = {"database": DatabaseResource(url=db.url), "embedder": EmbedderResource(),
-                 "llm": LLMGatewayResource(database=DatabaseResource(url=db.url))}
+    resources = {
+        "database": DatabaseResource(url=db.url),
+        "embedder": EmbedderResource(),
+        "llm": LLMGatewayResource(database=DatabaseResource(url=db.url)),
+    }
     assets = [a for a in build_defs(spec).assets if isinstance(a, dg.AssetsDefinition)]
     result = dg.materialize(assets, partition_key=discipline, resources=resources)
     return result.asset_materializations_for_node(assets[0].node_def.name)[0]
@@ -71,8 +83,12 @@ def generate_items(db: Database, spec: BenchmarkSpec, discipline: str) -> dg.Ass
 
 def pseudo_groups(db: Database, spec: BenchmarkSpec, discipline: str) -> list[list[Fact]]:
     """The fact groups the orchestrator hands to pseudo-MCQ slots, in the order it hands them out."""
-    ctx = _Context(load_selected(db, spec.name, discipline), load_pool(db, spec.name, discipline), spec.generation,
-                   EmbedderResource().embedder)
+    ctx = _Context(
+        load_selected(db, spec.name, discipline),
+        load_pool(db, spec.name, discipline),
+        spec.generation,
+        EmbedderResource().embedder,
+    )
     return list(ctx.stream("pseudo_ok"))
 
 
@@ -80,9 +96,15 @@ def pseudo_reply(group: list[Fact], variant: str = "valid", answer_at: int = 3) 
     """A model's pseudo-MCQ over `group`: statements 1-3 true, ten 3-statement options with the correct one at
     `answer_at`; the variants break one KINA rule each."""
     ids = [f.fact_id for f in group]
-    statements = [{"fact_id": f.fact_id, "text": f.text if i < 3 else f"It is not the case that {f.text}",
-                   "true": i < 3, "correction": "" if i < 3 else f"the fact states: {f.text}"}
-                  for i, f in enumerate(group)]
+    statements = [
+        {
+            "fact_id": f.fact_id,
+            "text": f.text if i < 3 else f"It is not the case that {f.text}",
+            "true": i < 3,
+            "correction": "" if i < 3 else f"the fact states: {f.text}",
+        }
+        for i, f in enumerate(group)
+    ]
     truth = [1, 2, 3]
     wrong = [list(c) for c in combinations(range(1, len(group) + 1), 3) if list(c) != truth][:9]
     options = [*wrong[:answer_at], truth, *wrong[answer_at:]]
@@ -93,14 +115,29 @@ def pseudo_reply(group: list[Fact], variant: str = "valid", answer_at: int = 3) 
     elif variant == "two_correct":
         options[0] = truth
     answer = options.index(truth) + 1 if variant != "two_correct" else answer_at + 1
-    return json.dumps({"statements": statements, "answer": answer, "options": [
-        {"statements": o, "sources": [ids[n - 1] for n in o],
-         "explanation": "Correct: exactly the true statements." if o == truth else
-         f"Incorrect: it lists statements {o}, but only 1, 2 and 3 are true."} for o in options]})
+    return json.dumps(
+        {
+            "statements": statements,
+            "answer": answer,
+            "options": [
+                {
+                    "statements": o,
+                    "sources": [ids[n - 1] for n in o],
+                    "explanation": "Correct: exactly the true statements."
+                    if o == truth
+                    else f"Incorrect: it lists statements {o}, but only 1, 2 and 3 are true.",
+                }
+                for o in options
+            ],
+        }
+    )
 
 
 def pseudo_rules(db: Database, spec: BenchmarkSpec, disciplines: Iterable[str], variant: str = "valid") -> list[Rule]:
     """Replies to every pseudo-MCQ prompt the orchestrator can send for these disciplines (keyed on the group's first
     fact, which only that group starts with)."""
-    return [Rule(match=f"FACT GROUP:\n[{group[0].fact_id}]", reply=pseudo_reply(group, variant))
-            for discipline in disciplines for group in pseudo_groups(db, spec, discipline)]
+    return [
+        Rule(match=f"FACT GROUP:\n[{group[0].fact_id}]", reply=pseudo_reply(group, variant))
+        for discipline in disciplines
+        for group in pseudo_groups(db, spec, discipline)
+    ]

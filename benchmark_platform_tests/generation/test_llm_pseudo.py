@@ -29,8 +29,9 @@ ITEMS = 8
 
 
 def convert(reply: str, position: int = 0):  # noqa: ANN201
-    return draft_item("wine", "scenario", "gen0", GROUP, PseudoMcqDraft.model_validate_json(reply), CONFIG, position,
-                      "L3", "analysis")
+    return draft_item(
+        "wine", "scenario", "gen0", GROUP, PseudoMcqDraft.model_validate_json(reply), CONFIG, position, "L3", "analysis"
+    )
 
 
 @pytest.mark.parametrize("position", range(10))
@@ -46,8 +47,14 @@ def test_a_valid_draft_lands_its_answer_at_the_planned_position(position):
     assert validate(stored, CONFIG) == []
 
 
-@pytest.mark.parametrize(("variant", "reason"), [("proper_subset", "proper subset"), ("nine_options", "9 options"),
-                                                 ("two_correct", "2 options are exactly the true statements")])
+@pytest.mark.parametrize(
+    ("variant", "reason"),
+    [
+        ("proper_subset", "proper subset"),
+        ("nine_options", "9 options"),
+        ("two_correct", "2 options are exactly the true statements"),
+    ],
+)
 def test_drafts_breaking_a_kina_rule_are_rejected_with_the_reason(variant, reason):
     item, reasons = convert(pseudo_reply(GROUP, variant))
     assert item is None and any(reason in r for r in reasons), reasons
@@ -66,11 +73,18 @@ def test_statements_must_be_traced_to_the_groups_facts():
 def pseudo_spec(models):  # noqa: ANN001, ANN201
     """Scenario slots only, every one a pseudo-MCQ; the gate on (it answers A)."""
     spec = load_spec("wine")
-    generation = spec.generation.model_copy(update={
-        "generators": [m.name for m in models], "strategy_shares": {"scenario": 1.0}, "items_per_discipline": ITEMS,
-        "generator_cap": 0.25,
-        "pseudo_mcq": spec.generation.pseudo_mcq.model_copy(update={"share_of_scenarios": 1.0}),
-        "gate": spec.generation.gate.model_copy(update={"models": dict.fromkeys(("L1", "L2", "L3"), models[0].name)})})
+    generation = spec.generation.model_copy(
+        update={
+            "generators": [m.name for m in models],
+            "strategy_shares": {"scenario": 1.0},
+            "items_per_discipline": ITEMS,
+            "generator_cap": 0.25,
+            "pseudo_mcq": spec.generation.pseudo_mcq.model_copy(update={"share_of_scenarios": 1.0}),
+            "gate": spec.generation.gate.model_copy(
+                update={"models": dict.fromkeys(("L1", "L2", "L3"), models[0].name)}
+            ),
+        }
+    )
     return spec.model_copy(update={"models": models, "generation": generation})
 
 
@@ -99,16 +113,26 @@ def test_a_valid_llm_pseudo_mcq_is_stored_with_its_provenance(prepared, servers)
     groups = {tuple(sorted(f.fact_id for f in g)) for g in pseudo_groups(prepared, spec, "regions")}
     assert all(tuple(r["facts"]) in groups for r in rows)
     for r in rows:
-        item = from_parameters(r["options"], r["answer_index"], r["parameters"],
-                               [OptionExplanation(text, tuple(sources)) for text, sources in r["explanations"]])
+        item = from_parameters(
+            r["options"],
+            r["answer_index"],
+            r["parameters"],
+            [OptionExplanation(text, tuple(sources)) for text, sources in r["explanations"]],
+        )
         assert validate(item, spec.generation.pseudo_mcq) == [], r["item_id"]
         assert {s for e in item.explanations for s in e.sources} <= set(r["facts"])
     # the model always answers with option 4; the stored answers sit at the plan's balanced positions instead
     assert len({r["answer_index"] for r in rows}) == ITEMS
 
 
-@pytest.mark.parametrize(("variant", "reason"), [("proper_subset", "proper subset"), ("nine_options", "9 options"),
-                                                 ("two_correct", "2 options are exactly the true statements")])
+@pytest.mark.parametrize(
+    ("variant", "reason"),
+    [
+        ("proper_subset", "proper subset"),
+        ("nine_options", "9 options"),
+        ("two_correct", "2 options are exactly the true statements"),
+    ],
+)
 def test_an_llm_pseudo_mcq_the_validator_rejects_stores_nothing(prepared, servers, variant, reason):
     server = servers(Script(rules=[GATE, *pseudo_rules(prepared, load_spec("wine"), ["regions"], variant)]))
     models = scripted_models(server.base_url, 5, f"pseudo-{variant}")

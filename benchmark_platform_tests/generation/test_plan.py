@@ -73,8 +73,11 @@ def test_pass_rates_of_earlier_rounds_shift_shares_under_the_cap():
     audited = {"claude": (90, 100), "gpt": (70, 100), "gemini": (10, 100)}
     weights = pass_rate_weights(["claude", "gpt", "gemini", "llama"], audited)
     assert weights["claude"] > weights["gpt"] > weights["llama"] == 0.5 > weights["gemini"]
-    p = plan(200, GenerationConfig(generators=["claude", "gpt", "gemini", "llama", "qwen", "mistral"],
-                                   generator_cap=0.21), audited)
+    p = plan(
+        200,
+        GenerationConfig(generators=["claude", "gpt", "gemini", "llama", "qwen", "mistral"], generator_cap=0.21),
+        audited,
+    )
     counts = Counter(s.generator for s in p.slots)
     assert counts["claude"] == 42 == p.generator_cap  # capped even though it passes most
     assert counts["gemini"] < counts["gpt"] and counts["gemini"] < counts["llama"]
@@ -100,12 +103,14 @@ def test_answer_positions_are_balanced_within_one(n, k, seed):
 
 def test_llm_pseudo_slots_are_a_share_of_scenario_slots_and_change_no_count():
     with_pseudo = GenerationConfig(generators=GENERATORS)
-    without = with_pseudo.model_copy(update={"pseudo_mcq": with_pseudo.pseudo_mcq.model_copy(
-        update={"share_of_scenarios": 0.0})})
+    without = with_pseudo.model_copy(
+        update={"pseudo_mcq": with_pseudo.pseudo_mcq.model_copy(update={"share_of_scenarios": 0.0})}
+    )
     for n in (40, 100, 389, 3266):
         p, q = plan(n, with_pseudo, {}), plan(n, without, {})
-        assert [(s.strategy, s.generator, s.difficulty) for s in p.slots] == \
-            [(s.strategy, s.generator, s.difficulty) for s in q.slots]  # quotas, cap and tiers untouched
+        assert [(s.strategy, s.generator, s.difficulty) for s in p.slots] == [
+            (s.strategy, s.generator, s.difficulty) for s in q.slots
+        ]  # quotas, cap and tiers untouched
         llm_pseudo = [s for s in p.slots if s.format == "pseudo_mcq10" and s.generator != DETERMINISTIC]
         scenarios = sum(s.strategy == "scenario" for s in p.slots)
         assert {s.strategy for s in llm_pseudo} == {"scenario"} and len(llm_pseudo) == round(0.2 * scenarios)
@@ -119,14 +124,17 @@ def test_too_few_pseudo_groups_go_to_the_template_slots_first():
     llm = sum(s.format == "pseudo_mcq10" and s.strategy == "scenario" for s in full.slots)
     assert template > 0 and llm > 0
     short = plan(389, config, {}, limits={"pseudo_mcq10": template + 1})
-    assert Counter((s.strategy, s.format) for s in short.slots if s.format == "pseudo_mcq10") == \
-        {("template", "pseudo_mcq10"): template, ("scenario", "pseudo_mcq10"): 1}
+    assert Counter((s.strategy, s.format) for s in short.slots if s.format == "pseudo_mcq10") == {
+        ("template", "pseudo_mcq10"): template,
+        ("scenario", "pseudo_mcq10"): 1,
+    }
     assert Counter(s.strategy for s in short.slots) == Counter(s.strategy for s in full.slots)
 
 
 def test_expected_calls_rank_generators_and_gate_models():
-    config = GenerationConfig(generators=["a", "b"], generator_cap=0.5,
-                              gate={"models": {"L1": "g", "L2": "g", "L3": "a"}})
+    config = GenerationConfig(
+        generators=["a", "b"], generator_cap=0.5, gate={"models": {"L1": "g", "L2": "g", "L3": "a"}}
+    )
     calls = expected_calls(config)
     assert calls["b"] == pytest.approx((1 - 0.119) / 2) and calls["a"] == pytest.approx(calls["b"] + 0.25)
     assert calls["g"] == pytest.approx(0.3 + 0.3)

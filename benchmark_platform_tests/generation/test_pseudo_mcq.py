@@ -16,8 +16,9 @@ CONFIG = PseudoMcqConfig()
 
 
 def statements(n: int, true: set[int]) -> tuple[Statement, ...]:
-    return tuple(Statement(f"statement number {i}", i in true, (f"fact{i}",), "" if i in true else "no")
-                 for i in range(n))
+    return tuple(
+        Statement(f"statement number {i}", i in true, (f"fact{i}",), "" if i in true else "no") for i in range(n)
+    )
 
 
 @hs.composite
@@ -87,26 +88,41 @@ def test_each_defect_is_rejected_with_its_reason(stem, victim, other):
     dup = list(opts)
     if victim != other:
         dup[victim] = dup[other]
-        assert any("not distinct" in r for r in validate(PseudoMcq(stmts, tuple(dup), good.answer_index,
-                                                                   good.explanations), config))
+        assert any(
+            "not distinct" in r
+            for r in validate(PseudoMcq(stmts, tuple(dup), good.answer_index, good.explanations), config)
+        )
     # the answer pointing elsewhere
     wrong = (good.answer_index + 1 + victim % 9) % 10
     assert any("is correct" in r for r in validate(PseudoMcq(stmts, good.options, wrong, good.explanations), config))
     # too few statements, too few options, a missing explanation
-    assert any("statements in the stem" in r for r in validate(
-        PseudoMcq(stmts[:5], good.options, good.answer_index, good.explanations), config))
-    assert any("exactly 10 required" in r for r in validate(
-        PseudoMcq(stmts, good.options[:9], min(good.answer_index, 8), good.explanations[:9]), config))
+    assert any(
+        "statements in the stem" in r
+        for r in validate(PseudoMcq(stmts[:5], good.options, good.answer_index, good.explanations), config)
+    )
+    assert any(
+        "exactly 10 required" in r
+        for r in validate(PseudoMcq(stmts, good.options[:9], min(good.answer_index, 8), good.explanations[:9]), config)
+    )
     blank = list(good.explanations)
     blank[victim] = OptionExplanation("", ())
-    assert any("lacks an explanation" in r for r in validate(
-        PseudoMcq(stmts, good.options, good.answer_index, tuple(blank)), config))
+    assert any(
+        "lacks an explanation" in r
+        for r in validate(PseudoMcq(stmts, good.options, good.answer_index, tuple(blank)), config)
+    )
 
 
 def test_unbalanced_sizes_are_rejected():
     stmts = statements(8, {0, 1, 2})
-    options = [frozenset({0, 1, 2})] + [frozenset(c) for c in combinations(range(3, 8), 1)] \
-        + [frozenset({0, 3, 4, 5, 6, 7}), frozenset({1, 3, 4, 5, 6, 7}), frozenset({2, 3, 4, 5, 6, 7}),
-           frozenset({0, 1, 3, 4, 5, 6})]
+    options = (
+        [frozenset({0, 1, 2})]
+        + [frozenset(c) for c in combinations(range(3, 8), 1)]
+        + [
+            frozenset({0, 3, 4, 5, 6, 7}),
+            frozenset({1, 3, 4, 5, 6, 7}),
+            frozenset({2, 3, 4, 5, 6, 7}),
+            frozenset({0, 1, 3, 4, 5, 6}),
+        ]
+    )
     item = PseudoMcq(stmts, tuple(options), 0, tuple(explain(stmts, o) for o in options))
     assert any("unbalanced option sizes" in r for r in validate(item, CONFIG))

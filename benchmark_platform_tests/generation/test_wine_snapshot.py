@@ -34,21 +34,31 @@ def check_set(db, spec) -> dict[str, object]:
         quota = meta["strategy_quota"].value
         per_strategy, per_generator = meta["per_strategy"].value, meta["per_generator"].value
         n = meta["slots"].value
-        assert meta["unfilled"].value in ({}, {"template": 0, "distractor_mining": 0}) or \
-            sum(meta["unfilled"].value.values()) == 0, meta["unfilled"].value
+        assert (
+            meta["unfilled"].value in ({}, {"template": 0, "distractor_mining": 0})
+            or sum(meta["unfilled"].value.values()) == 0
+        ), meta["unfilled"].value
         for strategy, q in quota.items():
             assert abs(per_strategy.get(strategy, 0) - q) <= 1, (discipline, strategy, per_strategy, quota)
         planned = plan(n, spec.generation, {}, set(quota)).generator_counts
         for generator, count in per_generator.items():
             if generator != DETERMINISTIC:
                 assert count <= meta["generator_cap"].value and abs(count - planned[generator]) <= 1
-        figures[discipline] = {"strategy": per_strategy, "quota": quota, "generator": per_generator,
-                               "cap": meta["generator_cap"].value}
+        figures[discipline] = {
+            "strategy": per_strategy,
+            "quota": quota,
+            "generator": per_generator,
+            "cap": meta["generator_cap"].value,
+        }
     rows = [r for r in stored_items(db) if r["discipline"] in DISCIPLINES]
     pseudo = [r for r in rows if r["format"] == "pseudo_mcq10"]
     for r in pseudo:
-        item = from_parameters(r["options"], r["answer_index"], r["parameters"],
-                               [OptionExplanation(text, tuple(sources)) for text, sources in r["explanations"]])
+        item = from_parameters(
+            r["options"],
+            r["answer_index"],
+            r["parameters"],
+            [OptionExplanation(text, tuple(sources)) for text, sources in r["explanations"]],
+        )
         assert validate(item, spec.generation.pseudo_mcq) == [], r["item_id"]
     for fmt, k in (("mcq4", 4), ("pseudo_mcq10", 10)):
         positions = Counter(r["answer_index"] for r in rows if r["format"] == fmt)
@@ -71,8 +81,12 @@ def test_five_scripted_generators_meet_quotas_caps_validator_and_balance(prepare
     server = servers(Script(rules=[*pseudo_rules(prepared, load_spec("wine"), DISCIPLINES), *VALID]))
     models = scripted_models(server.base_url, 5, "snapshot")
     spec = load_spec("wine")
-    spec = spec.model_copy(update={"models": models, "generation": spec.generation.model_copy(
-        update={"generators": [m.name for m in models]})})
+    spec = spec.model_copy(
+        update={
+            "models": models,
+            "generation": spec.generation.model_copy(update={"generators": [m.name for m in models]}),
+        }
+    )
     figures = check_set(prepared, spec)
     five = {"fact_to_question", "distractor_mining", "template", "scenario", "comparative"}
     assert set(figures["regions"]["strategy"]) == five, figures["regions"]
@@ -83,4 +97,3 @@ def test_five_scripted_generators_meet_quotas_caps_validator_and_balance(prepare
         assert set(figures[discipline]["generator"]) == {*(m.name for m in models), DETERMINISTIC}
     assert figures["pseudo_mcq10_llm"] > 0  # scenario slots written as 10-option items, all passing the validator
     print(figures)
-

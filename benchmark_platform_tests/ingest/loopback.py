@@ -62,7 +62,7 @@ class Loopback:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(reply.body)))
                 self.end_headers()
-                body = reply.body if reply.truncate_to is None else reply.body[:reply.truncate_to]
+                body = reply.body if reply.truncate_to is None else reply.body[: reply.truncate_to]
                 try:
                     self.wfile.write(body)
                     self.wfile.flush()

@@ -16,8 +16,14 @@ from benchmark_platform.ingest.run import ingest_source, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform_tests.ingest.loopback import Loopback, Reply
 
-COMMON = {"title": "t", "publisher": "p", "homepage": "https://example.org/", "tier": 1, "licence": "CC0-1.0",
-          "attribution": "a"}
+COMMON = {
+    "title": "t",
+    "publisher": "p",
+    "homepage": "https://example.org/",
+    "tier": 1,
+    "licence": "CC0-1.0",
+    "attribution": "a",
+}
 
 
 def source(**config: object) -> SourceConfig:
@@ -32,15 +38,20 @@ def run(src: SourceConfig, store: SnapshotStore, policy, sleeps: list[float]) ->
     return result.documents, result.rejections
 
 
-def test_geojson_ava_files_with_a_truncated_response_and_a_malformed_one(loopback: Loopback, tmp_path, shared_data,
-                                                                          fast_policy, sleeps):
+def test_geojson_ava_files_with_a_truncated_response_and_a_malformed_one(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
     avas = shared_data / "ttb_ava_ucdavis" / "avas"
     atlas, clarksburg = (avas / "atlas_peak.geojson").read_bytes(), (avas / "clarksburg.geojson").read_bytes()
     loopback.route("/avas/atlas_peak.geojson", Reply(200, atlas, truncate_to=500), Reply(200, atlas))
     loopback.route("/avas/clarksburg.geojson", Reply(200, clarksburg, {"Content-Type": "application/geo+json"}))
     loopback.route("/avas/broken.geojson", Reply(200, atlas[:-40]))  # complete response, malformed JSON
-    src = source(adapter="geojson", current_property="valid_end", url_template=loopback.url("/avas/{key}.geojson"),
-                 keys=["atlas_peak", "clarksburg", "broken"])
+    src = source(
+        adapter="geojson",
+        current_property="valid_end",
+        url_template=loopback.url("/avas/{key}.geojson"),
+        keys=["atlas_peak", "clarksburg", "broken"],
+    )
     documents, rejections = run(src, SnapshotStore(tmp_path), fast_policy, sleeps)
     atlas_doc, clarksburg_doc = documents
     assert atlas_doc.raw == atlas and atlas_doc.title == "Atlas Peak" and atlas_doc.media_type == "application/geo+json"
@@ -54,31 +65,44 @@ def test_geojson_ava_files_with_a_truncated_response_and_a_malformed_one(loopbac
     assert "not valid JSON" in rejections[0].reason
 
 
-def test_csv_rows_keep_their_exact_bytes_and_clean_ttb_state_codes(loopback: Loopback, tmp_path, shared_data,
-                                                                    fast_policy, sleeps):
+def test_csv_rows_keep_their_exact_bytes_and_clean_ttb_state_codes(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
     body = (shared_data / "ttb_ava_ucdavis" / "reports" / "us_by_ava.csv").read_bytes()
-    url = loopback.route("/reports/us_by_ava.csv", Reply(500, b"busy"), Reply(200, body, {"Content-Type": "text/plain"}))
-    src = source(adapter="csv", urls=[url], cleaners={"state": "ava_states"}, required=["cfr", "name"],
-                 title_template="{name}")
+    url = loopback.route(
+        "/reports/us_by_ava.csv", Reply(500, b"busy"), Reply(200, body, {"Content-Type": "text/plain"})
+    )
+    src = source(
+        adapter="csv", urls=[url], cleaners={"state": "ava_states"}, required=["cfr", "name"], title_template="{name}"
+    )
     documents, rejections = run(src, SnapshotStore(tmp_path), fast_policy, sleeps)
     assert len(documents) == 239 and rejections == []
     by_title = {d.title: d for d in documents}
     arkansas = by_title["Arkansas Mountain"]  # served as " Arkansas Mountain" with state AK
     assert arkansas.metadata["fields"]["state"] == "AR" and arkansas.url == f"{url}#row=5"
     assert arkansas.raw == body.splitlines()[4] and arkansas.raw.startswith(b"9.112,AK, Arkansas Mountain")
-    assert arkansas.trace.locator == "row=5" and body[arkansas.trace.start:arkansas.trace.end] == arkansas.raw
+    assert arkansas.trace.locator == "row=5" and body[arkansas.trace.start : arkansas.trace.end] == arkansas.raw
     assert by_title["Shenandoah Valley"].metadata["fields"]["state"] == "VA|WV"
     quoted = by_title["Red Hill Douglas County, Oregon"]  # a quoted field with a comma
     assert quoted.raw.startswith(b'9.190,OR,"Red Hill Douglas County, Oregon"')
 
 
-def test_csv_french_numbers_and_malformed_rows_become_rejections(loopback: Loopback, tmp_path, shared_data,
-                                                                 fast_policy, sleeps):
+def test_csv_french_numbers_and_malformed_rows_become_rejections(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
     body = (shared_data / "fr_official_stats" / "area_cepages_france_yearly.csv").read_bytes()
     url = loopback.route("/areas.csv", Reply(200, body, {"Content-Type": "text/csv"}))
-    src = source(adapter="csv", urls=[url], required=["surface_ha"], title_template="{type_cepage} {year}",
-                 cleaners={"surface_ha": "french_integer", "wine_surface_proportion": "french_decimal",
-                           "year": "french_integer"})
+    src = source(
+        adapter="csv",
+        urls=[url],
+        required=["surface_ha"],
+        title_template="{type_cepage} {year}",
+        cleaners={
+            "surface_ha": "french_integer",
+            "wine_surface_proportion": "french_decimal",
+            "year": "french_integer",
+        },
+    )
     documents, rejections = run(src, SnapshotStore(tmp_path), fast_policy, sleeps)
     assert len(documents) == 633 and len(rejections) == 25
     alicante = next(d for d in documents if d.title == "ALICANTE H.BOUS.N 2006")
@@ -98,11 +122,14 @@ def test_csv_in_cp1252_served_as_utf8(loopback: Loopback, tmp_path, shared_data,
     assert all(d.raw.decode("cp1252") in body.decode("cp1252") for d in documents)
 
 
-def test_xls_customs_sheet_matches_the_independent_csv_export(loopback: Loopback, tmp_path, shared_data,
-                                                              fast_policy, sleeps):
+def test_xls_customs_sheet_matches_the_independent_csv_export(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
     stats = shared_data / "fr_official_stats"
     body = (stats / "douane_2016-stats-recolte.xls").read_bytes()
-    export = list(csv.DictReader((stats / "douane_2016_recolte_by_departement_student_export.csv").open(), delimiter=";"))
+    export = list(
+        csv.DictReader((stats / "douane_2016_recolte_by_departement_student_export.csv").open(), delimiter=";")
+    )
     good = loopback.route("/recolte.xls", Reply(429, b"", {"Retry-After": "1"}), Reply(200, body))
     cut = loopback.route("/cut.xls", Reply(200, body[:20000]))  # a complete response of a truncated workbook
     columns = ["departement", *list(export[0])[1:]]
@@ -120,8 +147,9 @@ def test_xls_customs_sheet_matches_the_independent_csv_export(loopback: Loopback
     assert sleeps[0] == 1.0
 
 
-def test_page_adapter_strips_wikibooks_chrome_despite_a_wrong_charset(loopback: Loopback, tmp_path, shared_data,
-                                                                      fast_policy, sleeps):
+def test_page_adapter_strips_wikibooks_chrome_despite_a_wrong_charset(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
     body = (shared_data / "wikimedia_pages" / "wikibooks_Wine_Printable_version.md").read_bytes()
     url = loopback.route("/Wine.md", Reply(200, body, {"Content-Type": "text/markdown; charset=ISO-8859-1"}))
     permalink = "https://en.wikibooks.org/w/index.php?title=Wine/Printable_version&oldid=4027698"
@@ -141,8 +169,9 @@ def test_page_adapter_rejects_a_chrome_only_html_page(loopback: Loopback, tmp_pa
 
 
 def test_legal_text_inao_cahier_des_charges(loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps):
-    body = (shared_data / "inao_fr_appellations" / "cahiers_des_charges" /
-            "aoc_chateaumeillant_decret-2010-1442_annexe.md").read_bytes()
+    body = (
+        shared_data / "inao_fr_appellations" / "cahiers_des_charges" / "aoc_chateaumeillant_decret-2010-1442_annexe.md"
+    ).read_bytes()
     url = loopback.route("/annexe.md", Reply(200, body, delay_s=1.5), Reply(200, body))  # first attempt times out
     [document], _ = run(source(adapter="legal_text", urls=[url]), SnapshotStore(tmp_path), fast_policy, sleeps)
     assert document.title == "Cahier des charges de l'AOC Châteaumeillant"
@@ -158,27 +187,65 @@ def _wikitext(row: dict[str, str]) -> str:
     """Infobox wikitext carrying the real field values of an OpenWines extract row (the values are real; the
     MediaWiki API JSON around them follows the documented action=query format, formatversion=2)."""
     names = [k for k in row if k and not k.startswith("wikipedia") and row[k]]
-    return "{{Infobox Région viticole\n" + "".join(f"| {k} = {row[k]}\n" for k in names) + "}}\n" + \
-        f"'''{row['nom']}''' est une [[appellation d'origine contrôlée|AOC]] du [[vignoble de la vallée de la Loire]]." \
+    return (
+        "{{Infobox Région viticole\n"
+        + "".join(f"| {k} = {row[k]}\n" for k in names)
+        + "}}\n"
+        + f"'''{row['nom']}''' est une [[appellation d'origine contrôlée|AOC]] du [[vignoble de la vallée de la Loire]]."
         "<ref>''Guide Hachette''</ref>"
+    )
 
 
 def test_mediawiki_api_exact_call_infobox_and_faults(loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps):
     rows = list(csv.DictReader((shared_data / "wikipedia_fr_infobox_openwines" / "output" / "appellations.csv").open()))
     row = rows[0]
-    response = {"batchcomplete": True, "query": {"pages": [{"pageid": 1, "ns": 0, "title": row["nom"], "revisions": [
-        {"revid": 135000001, "parentid": 1, "timestamp": "2017-04-01T10:00:00Z",
-         "slots": {"main": {"contentmodel": "wikitext", "contentformat": "text/x-wiki", "content": _wikitext(row)}}}]}]}}
+    response = {
+        "batchcomplete": True,
+        "query": {
+            "pages": [
+                {
+                    "pageid": 1,
+                    "ns": 0,
+                    "title": row["nom"],
+                    "revisions": [
+                        {
+                            "revid": 135000001,
+                            "parentid": 1,
+                            "timestamp": "2017-04-01T10:00:00Z",
+                            "slots": {
+                                "main": {
+                                    "contentmodel": "wikitext",
+                                    "contentformat": "text/x-wiki",
+                                    "content": _wikitext(row),
+                                }
+                            },
+                        }
+                    ],
+                }
+            ]
+        },
+    }
     missing = {"query": {"pages": [{"ns": 0, "title": "Nulle part", "missing": True}]}}
-    loopback.route("/w/api.php", Reply(429, b"", {"Retry-After": "2"}),
-                   Reply(200, json.dumps(response).encode(), {"Content-Type": "application/json; charset=utf-8"}),
-                   Reply(200, json.dumps(missing).encode(), {"Content-Type": "application/json"}))
+    loopback.route(
+        "/w/api.php",
+        Reply(429, b"", {"Retry-After": "2"}),
+        Reply(200, json.dumps(response).encode(), {"Content-Type": "application/json; charset=utf-8"}),
+        Reply(200, json.dumps(missing).encode(), {"Content-Type": "application/json"}),
+    )
     src = source(adapter="mediawiki", api=loopback.url("/w/api.php"), titles=[row["nom"], "Nulle part"])
     [document], [rejection] = run(src, SnapshotStore(tmp_path), fast_policy, sleeps)
     query = parse_qs(urlsplit(document.trace.response_url).query)
     assert {k: v[0] for k, v in query.items()} == {
-        "action": "query", "prop": "revisions", "rvprop": "content|ids|timestamp", "rvslots": "main",
-        "rvsection": "0", "titles": "Crémant de Loire", "redirects": "1", "format": "json", "formatversion": "2"}
+        "action": "query",
+        "prop": "revisions",
+        "rvprop": "content|ids|timestamp",
+        "rvslots": "main",
+        "rvsection": "0",
+        "titles": "Crémant de Loire",
+        "redirects": "1",
+        "format": "json",
+        "formatversion": "2",
+    }
     assert document.url == f"{loopback.base}/w/index.php?title=Cr%C3%A9mant_de_Loire&oldid=135000001"
     assert document.metadata["fields"]["année"] == "1975" and document.metadata["infobox"] == "Infobox Région viticole"
     assert document.content_date.isoformat() == "2017-04-01"
@@ -188,28 +255,43 @@ def test_mediawiki_api_exact_call_infobox_and_faults(loopback: Loopback, tmp_pat
 
 
 def test_sparql_through_sparqlwrapper_with_faults(loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps):
-    features = [json.loads(p.read_text())["features"][0]["properties"]
-                for p in sorted((shared_data / "ttb_ava_ucdavis" / "avas").glob("a*.geojson"))]
-    results = {"head": {"vars": ["name", "state"]}, "results": {"bindings": [
-        {"name": {"type": "literal", "value": f["name"]}, "state": {"type": "literal", "value": f["state"]}}
-        for f in features]}}
-    loopback.route("/sparql", Reply(502, b"bad gateway"),
-                   Reply(200, json.dumps(results).encode(), {"Content-Type": "application/sparql-results+json"}))
+    features = [
+        json.loads(p.read_text())["features"][0]["properties"]
+        for p in sorted((shared_data / "ttb_ava_ucdavis" / "avas").glob("a*.geojson"))
+    ]
+    results = {
+        "head": {"vars": ["name", "state"]},
+        "results": {
+            "bindings": [
+                {"name": {"type": "literal", "value": f["name"]}, "state": {"type": "literal", "value": f["state"]}}
+                for f in features
+            ]
+        },
+    }
+    loopback.route(
+        "/sparql",
+        Reply(502, b"bad gateway"),
+        Reply(200, json.dumps(results).encode(), {"Content-Type": "application/sparql-results+json"}),
+    )
     query = "SELECT ?name ?state WHERE { ?ava wdt:P31 wd:Q1153284 ; wdt:P17 wd:Q30 ; rdfs:label ?name . }"
     src = source(adapter="sparql", endpoint=loopback.url("/sparql"), query=query)
     [document], rejections = run(src, SnapshotStore(tmp_path), fast_policy, sleeps)
     sent = parse_qs(urlsplit(document.trace.response_url).query)
     assert sent["query"] == [query] and sent["format"] == ["json"]
-    assert "sparql-results+json" in loopback.requests[next(iter(loopback.requests.keys() - {"/robots.txt"}))][0]["accept"]
+    assert (
+        "sparql-results+json" in loopback.requests[next(iter(loopback.requests.keys() - {"/robots.txt"}))][0]["accept"]
+    )
     assert len(document.metadata["rows"]) == len(features) and "name: Atlas Peak; state: CA" in document.text
     with pytest.raises(ValidationError, match="P17"):
-        source(adapter="sparql", endpoint=loopback.url("/sparql"),
-               query="SELECT ?x WHERE { ?x wdt:P131* wd:Q1125 . }")
+        source(adapter="sparql", endpoint=loopback.url("/sparql"), query="SELECT ?x WHERE { ?x wdt:P131* wd:Q1125 . }")
 
 
-def test_a_failed_fetch_fails_the_source_and_records_no_document(loopback: Loopback, tmp_path, shared_data,
-                                                                  fast_policy, sleeps):
-    ok = loopback.route("/a.geojson", Reply(200, (shared_data / "ttb_ava_ucdavis" / "avas" / "altus.geojson").read_bytes()))
+def test_a_failed_fetch_fails_the_source_and_records_no_document(
+    loopback: Loopback, tmp_path, shared_data, fast_policy, sleeps
+):
+    ok = loopback.route(
+        "/a.geojson", Reply(200, (shared_data / "ttb_ava_ucdavis" / "avas" / "altus.geojson").read_bytes())
+    )
     down = loopback.route("/b.geojson", Reply(503, b"down"))
     src = source(adapter="geojson", urls=[ok, down])
     store = SnapshotStore(tmp_path)

@@ -7,8 +7,15 @@ import json
 
 import pytest
 
-from benchmark_platform.ingest.cleaners import (ava_states, clean_infobox_value, dedupe_link_text, french_decimal,
-                                                french_integer, strip_html_boilerplate, strip_mediawiki_chrome)
+from benchmark_platform.ingest.cleaners import (
+    ava_states,
+    clean_infobox_value,
+    dedupe_link_text,
+    french_decimal,
+    french_integer,
+    strip_html_boilerplate,
+    strip_mediawiki_chrome,
+)
 from benchmark_platform.ingest.encoding import decode, encoding_problems
 
 
@@ -18,9 +25,22 @@ def test_wikibooks_page_loses_its_mediawiki_chrome(shared_data):
     assert text.startswith("Grape Vines\nVine History and Movement\nHumans have cultivated Wine since ancient times.")
     assert "In Greek mythology Dionysus was the god of wine." in text
     assert "Riesling with a spicy dish. The sweetness and acidity of the wine matches perfectly" in text
-    for chrome in ("Jump to navigation", "edit source", "Retrieved from", "Navigation menu", "Personal tools",
-                   "This page was last edited", "Create account", "You can help to", "undeveloped draft",
-                   "Printable version", "upload.wikimedia.org", "](", "Contents", "Permission is granted"):
+    for chrome in (
+        "Jump to navigation",
+        "edit source",
+        "Retrieved from",
+        "Navigation menu",
+        "Personal tools",
+        "This page was last edited",
+        "Create account",
+        "You can help to",
+        "undeveloped draft",
+        "Printable version",
+        "upload.wikimedia.org",
+        "](",
+        "Contents",
+        "Permission is granted",
+    ):
         assert chrome not in text, chrome
     assert len(text) < len(page) / 2
 
@@ -43,13 +63,16 @@ def test_infobox_link_text_duplication_is_removed_on_every_real_row(shared_data)
     assert [r["superficieplantée"] for r in cleaned if "8800" in r["superficieplantée"]] == ["8800 hectares"]
 
 
-@pytest.mark.parametrize(("raw", "clean"), [
-    ("Climat tempéré tempéré", "Climat tempéré"),
-    ("Vienne (département) Vienne", "Vienne"),
-    ("Pinot noir (cépage) pinot noir N", "pinot noir N"),
-    ("Vin rouge rouges", "Vin rouges"),
-    ("Muscadet Sèvre et Maine", "Muscadet Sèvre et Maine"),
-])
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("Climat tempéré tempéré", "Climat tempéré"),
+        ("Vienne (département) Vienne", "Vienne"),
+        ("Pinot noir (cépage) pinot noir N", "pinot noir N"),
+        ("Vin rouge rouges", "Vin rouges"),
+        ("Muscadet Sèvre et Maine", "Muscadet Sèvre et Maine"),
+    ],
+)
 def test_dedupe_link_text(raw, clean):
     assert dedupe_link_text(raw) == clean
 
@@ -105,4 +128,6 @@ def test_html_boilerplate_is_stripped():
       <footer>Cookie settings. Privacy policy.</footer></body></html>"""
     title, text = strip_html_boilerplate(html)
     assert title == "Atlas Peak AVA"
-    assert text == "Atlas Peak\nAtlas Peak is an American Viticultural Area in Napa County.\nEstablished 1992\nCFR | 9.140"
+    assert (
+        text == "Atlas Peak\nAtlas Peak is an American Viticultural Area in Napa County.\nEstablished 1992\nCFR | 9.140"
+    )

@@ -6,8 +6,15 @@ import socket
 
 import pytest
 
-from benchmark_platform.ingest.fetch import (FetchError, FetchPolicy, LiveFetcher, NetworkForbidden, ReplayFetcher,
-                                             ReplayMiss, forbid_network)
+from benchmark_platform.ingest.fetch import (
+    FetchError,
+    FetchPolicy,
+    LiveFetcher,
+    NetworkForbidden,
+    ReplayFetcher,
+    ReplayMiss,
+    forbid_network,
+)
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform_tests.ingest.loopback import Loopback, Reply
 
@@ -18,10 +25,15 @@ def live(store: SnapshotStore, policy: FetchPolicy, sleeps: list[float]) -> Live
     return LiveFetcher(store, policy, sleep=sleeps.append)
 
 
-def test_429_then_500_then_success_honours_retry_after_and_records_every_response(loopback: Loopback, tmp_path,
-                                                                                   fast_policy, sleeps):
-    url = loopback.route("/data.csv", Reply(429, b"slow down", {"Retry-After": "7"}),
-                         Reply(500, b"oops"), Reply(200, b"a,b\n1,2\n", {"Content-Type": "text/csv"}))
+def test_429_then_500_then_success_honours_retry_after_and_records_every_response(
+    loopback: Loopback, tmp_path, fast_policy, sleeps
+):
+    url = loopback.route(
+        "/data.csv",
+        Reply(429, b"slow down", {"Retry-After": "7"}),
+        Reply(500, b"oops"),
+        Reply(200, b"a,b\n1,2\n", {"Content-Type": "text/csv"}),
+    )
     store = SnapshotStore(tmp_path)
     with live(store, fast_policy, sleeps) as fetcher:
         fetched = fetcher.get(url)
@@ -77,8 +89,9 @@ def test_truncated_then_complete(loopback: Loopback, tmp_path, fast_policy, slee
 
 def test_wrong_declared_encoding_is_detected(loopback: Loopback, tmp_path, fast_policy, sleeps):
     cp1252 = loopback.route("/cp1252", Reply(200, CP1252_ROW, {"Content-Type": "text/csv; charset=utf-8"}))
-    utf8 = loopback.route("/utf8", Reply(200, CP1252_ROW.decode("cp1252").encode(),
-                                         {"Content-Type": "text/csv; charset=ISO-8859-1"}))
+    utf8 = loopback.route(
+        "/utf8", Reply(200, CP1252_ROW.decode("cp1252").encode(), {"Content-Type": "text/csv; charset=ISO-8859-1"})
+    )
     with live(SnapshotStore(tmp_path), fast_policy, sleeps) as fetcher:
         first, second = fetcher.get(cp1252).decoded(), fetcher.get(utf8).decoded()
     assert (first.encoding, first.mismatch, first.text.split(";")[0]) == ("cp1252", True, "Côtes du Rhône")
@@ -105,10 +118,13 @@ def test_robots_txt_server_error_disallows_everything(loopback: Loopback, tmp_pa
 
 
 def test_conditional_request_and_304_serve_the_recorded_body(loopback: Loopback, tmp_path, fast_policy, sleeps):
-    url = loopback.route("/avas.geojson",
-                         Reply(200, b'{"type": "FeatureCollection"}', {"ETag": '"v1"', "Last-Modified":
-                                                                       "Tue, 21 Jan 2025 00:00:00 GMT"}),
-                         Reply(304, b""))
+    url = loopback.route(
+        "/avas.geojson",
+        Reply(
+            200, b'{"type": "FeatureCollection"}', {"ETag": '"v1"', "Last-Modified": "Tue, 21 Jan 2025 00:00:00 GMT"}
+        ),
+        Reply(304, b""),
+    )
     store = SnapshotStore(tmp_path)
     with live(store, fast_policy, sleeps) as fetcher:
         first = fetcher.get(url)
@@ -132,8 +148,9 @@ def test_per_host_rate_limit_spaces_requests(loopback: Loopback, tmp_path, sleep
     assert sleeps == [pytest.approx(1.9)]  # second request waits for its slot, 2 s after the first
 
 
-def test_replay_serves_recorded_responses_with_zero_connections(loopback: Loopback, tmp_path, fast_policy, sleeps,
-                                                                monkeypatch):
+def test_replay_serves_recorded_responses_with_zero_connections(
+    loopback: Loopback, tmp_path, fast_policy, sleeps, monkeypatch
+):
     url = loopback.route("/data.csv", Reply(200, CP1252_ROW, {"Content-Type": "text/csv"}))
     with live(SnapshotStore(tmp_path), fast_policy, sleeps) as fetcher:
         recorded = fetcher.get(url)

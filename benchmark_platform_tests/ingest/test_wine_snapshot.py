@@ -60,8 +60,14 @@ def test_wine_snapshot_has_150_documents_from_5_source_types_all_with_provenance
     assert len({r.source.adapter for r in results if r.documents}) >= 5
     tiers = {s.id: s.tier for s in wine_spec.sources}
     licences = {s.id: s.licence for s in wine_spec.sources}
-    assert all(d.url.startswith("https://") and tiers[d.source_id] in (1, 2, 3) and licences[d.source_id]
-               and len(d.content_hash) == 64 and d.retrieved_at.tzinfo is not None for d in documents)
+    assert all(
+        d.url.startswith("https://")
+        and tiers[d.source_id] in (1, 2, 3)
+        and licences[d.source_id]
+        and len(d.content_hash) == 64
+        and d.retrieved_at.tzinfo is not None
+        for d in documents
+    )
     rejected = {r.source.id: len(r.rejections) for r in results if r.rejections}
     assert rejected == {"franceagrimer_grape_areas": 25, "wikipedia_grape_list": 1}  # malformed 2014 rows; a repeat
 
@@ -87,27 +93,47 @@ def test_stored_sources_pass_their_checks_and_licence_table(replayed, ingest_db,
     assert ingest_db.scalar("SELECT count(*) FROM ingest_rejections") == 26
     table = ingest_db.query("SELECT source_id, licence, redistribution, documents FROM source_licence_table")
     assert len(table) == len(wine_spec.sources) and all(row["documents"] > 0 for row in table)
-    permittee = ingest_db.query("SELECT d.text, t.locator FROM documents d JOIN document_traces t USING (document_id) "
-                                "WHERE d.source_id = 'ttb_wine_permittees' AND d.title = 'ALASKA MEADS LLC'")
-    assert permittee == [{"text": "Permit_Number: AK-W-15001\nOwner_Name: ALASKA MEADS LLC\nOperating_Name: RING OF "
-                                  "FIRE MEADERY\nStreet: 178 E BUNNELL AVE\nCity: HOMER\nPrem_Zip: 99603\nPrem_County: "
-                                  "KENAI PENINSULA\nNew_Permit_Flag: 0", "locator": "row=2"}]
+    permittee = ingest_db.query(
+        "SELECT d.text, t.locator FROM documents d JOIN document_traces t USING (document_id) "
+        "WHERE d.source_id = 'ttb_wine_permittees' AND d.title = 'ALASKA MEADS LLC'"
+    )
+    assert permittee == [
+        {
+            "text": "Permit_Number: AK-W-15001\nOwner_Name: ALASKA MEADS LLC\nOperating_Name: RING OF "
+            "FIRE MEADERY\nStreet: 178 E BUNNELL AVE\nCity: HOMER\nPrem_Zip: 99603\nPrem_County: "
+            "KENAI PENINSULA\nNew_Permit_Flag: 0",
+            "locator": "row=2",
+        }
+    ]
 
 
 def test_a_document_without_a_recorded_source_is_rejected_at_insertion(replayed, ingest_db, wine_spec):
     results, _ = replayed
     wikibooks = next(r for r in results if r.source.id == "wikibooks_wine")
     genuine = wikibooks.documents[0]
-    forged = genuine.model_copy(update={"raw": b"Bordeaux is in Burgundy.", "text": "Bordeaux is in Burgundy.",
-                                        "url": "https://en.wikibooks.org/wiki/Forged"})
+    forged = genuine.model_copy(
+        update={
+            "raw": b"Bordeaux is in Burgundy.",
+            "text": "Bordeaux is in Burgundy.",
+            "url": "https://en.wikibooks.org/wiki/Forged",
+        }
+    )
     store = SnapshotStore(wine_spec.snapshot_dir)
     before = ingest_db.query("SELECT document_id, content_hash FROM documents WHERE source_id = 'wikibooks_wine'")
     with pytest.raises(ProvenanceError, match="not the span"):
         store_ingest(ingest_db, wine_spec.name, IngestResult(wikibooks.source, [genuine, forged]), store)
-    invented = Document(source_id="wikibooks_wine", url="https://example.org/fact", title="x", media_type="text/plain",
-                        retrieved_at=datetime(2026, 1, 1, tzinfo=UTC), raw=b"made up", text="made up",
-                        trace=Trace(exchange_id="0" * 64, response_url="https://example.org/fact",
-                                    body_sha256="0" * 64, start=0, end=7))
+    invented = Document(
+        source_id="wikibooks_wine",
+        url="https://example.org/fact",
+        title="x",
+        media_type="text/plain",
+        retrieved_at=datetime(2026, 1, 1, tzinfo=UTC),
+        raw=b"made up",
+        text="made up",
+        trace=Trace(
+            exchange_id="0" * 64, response_url="https://example.org/fact", body_sha256="0" * 64, start=0, end=7
+        ),
+    )
     with pytest.raises(ProvenanceError, match="no recorded exchange"):
         store_ingest(ingest_db, wine_spec.name, IngestResult(wikibooks.source, [invented]), store)
     after = ingest_db.query("SELECT document_id, content_hash FROM documents WHERE source_id = 'wikibooks_wine'")
@@ -116,13 +142,22 @@ def test_a_document_without_a_recorded_source_is_rejected_at_insertion(replayed,
 
 def test_the_database_refuses_a_trace_that_does_not_match_the_recorded_bytes(replayed, ingest_db):
     document_id = ingest_db.scalar("SELECT document_id FROM document_traces WHERE locator = 'row=2' LIMIT 1")
-    with pytest.raises(psycopg2.errors.RaiseException, match="do not match"), ingest_db.transaction() as conn, \
-            conn.cursor() as cur:
+    with (
+        pytest.raises(psycopg2.errors.RaiseException, match="do not match"),
+        ingest_db.transaction() as conn,
+        conn.cursor() as cur,
+    ):
         cur.execute("UPDATE document_traces SET span_start = span_start + 1 WHERE document_id = %s", (document_id,))
-    with pytest.raises(psycopg2.errors.RaiseException, match="do not match"), ingest_db.transaction() as conn, \
-            conn.cursor() as cur:
-        cur.execute("UPDATE documents SET raw = 'forged', content_hash = encode(sha256('forged'), 'hex') "
-                    "WHERE document_id = %s", (document_id,))
+    with (
+        pytest.raises(psycopg2.errors.RaiseException, match="do not match"),
+        ingest_db.transaction() as conn,
+        conn.cursor() as cur,
+    ):
+        cur.execute(
+            "UPDATE documents SET raw = 'forged', content_hash = encode(sha256('forged'), 'hex') "
+            "WHERE document_id = %s",
+            (document_id,),
+        )
         cur.execute("UPDATE document_traces SET locator = locator WHERE document_id = %s", (document_id,))
 
 
@@ -131,8 +166,9 @@ def test_a_failure_while_storing_leaves_the_previous_partition_intact(replayed, 
     reports = next(r for r in results if r.source.id == "ttb_ava_reports")
     store = SnapshotStore(wine_spec.snapshot_dir)
     store_ingest(ingest_db, wine_spec.name, reports, store)
-    before = ingest_db.query("SELECT document_id, content_hash, text FROM documents WHERE source_id = 'ttb_ava_reports' "
-                             "ORDER BY 1")
+    before = ingest_db.query(
+        "SELECT document_id, content_hash, text FROM documents WHERE source_id = 'ttb_ava_reports' ORDER BY 1"
+    )
     original = persist.insert_rows
 
     def failing(conn, table, *args, **kwargs):
@@ -144,8 +180,9 @@ def test_a_failure_while_storing_leaves_the_previous_partition_intact(replayed, 
     halved = IngestResult(reports.source, reports.documents[:100], reports.rejections)
     with pytest.raises(RuntimeError, match="disk full"):
         store_ingest(ingest_db, wine_spec.name, halved, store)
-    after = ingest_db.query("SELECT document_id, content_hash, text FROM documents WHERE source_id = 'ttb_ava_reports' "
-                            "ORDER BY 1")
+    after = ingest_db.query(
+        "SELECT document_id, content_hash, text FROM documents WHERE source_id = 'ttb_ava_reports' ORDER BY 1"
+    )
     assert after == before and len(after) == 239
 
 
@@ -153,8 +190,11 @@ def test_dagster_asset_materialises_a_source_partition_with_passing_checks(wine_
     database = Database(fresh_database("bp_ingest_dg"))
     migrate(database)
     [asset] = build_defs(wine_spec).assets
-    result = dg.materialize([asset], partition_key="douane_harvest_2016",
-                            resources={"database": DatabaseResource(url=database.url), "fetcher": SourceFetcher()})
+    result = dg.materialize(
+        [asset],
+        partition_key="douane_harvest_2016",
+        resources={"database": DatabaseResource(url=database.url), "fetcher": SourceFetcher()},
+    )
     assert result.success
     evaluations = result.get_asset_check_evaluations()
     assert len(evaluations) == 4 and all(e.passed for e in evaluations)

@@ -41,4 +41,3 @@ def run(db, tmp_path: Path):
         return asyncio.run(main())
 
     return go
-

@@ -14,9 +14,14 @@ from benchmark_platform.llm.structured import ExtractionError, extract
 
 
 def test_model_config_defaults_and_validation():
-    m = ModelConfig(name="gpt-mini", family="openai", base_url="https://openrouter.ai/api/v1",
-                    model="openai/gpt-5-mini", api_key_env="OPENROUTER_API_KEY",
-                    reasoning=ReasoningConfig(effort="high"))
+    m = ModelConfig(
+        name="gpt-mini",
+        family="openai",
+        base_url="https://openrouter.ai/api/v1",
+        model="openai/gpt-5-mini",
+        api_key_env="OPENROUTER_API_KEY",
+        reasoning=ReasoningConfig(effort="high"),
+    )
     assert m.provider == "openrouter.ai"
     assert m.request_params() == {"max_tokens": 1024, "temperature": 0.0, "reasoning": {"effort": "high"}}
     with pytest.raises(ValidationError, match="extra"):
@@ -47,11 +52,14 @@ class Item(BaseModel):
     options: list[str]
 
 
-@pytest.mark.parametrize(("text", "tier"), [
-    ('Here it is:\n```json\n{"question": "Q?", "options": ["a", "b"]}\n```\nDone.', "fenced"),
-    ('  {"question": "Q?", "options": ["a", "b"]}  ', "raw"),
-    ('Sure! {"note": 1} then {"question": "Q?", "options": ["a", "b"]} hope it helps', "prefix"),
-])
+@pytest.mark.parametrize(
+    ("text", "tier"),
+    [
+        ('Here it is:\n```json\n{"question": "Q?", "options": ["a", "b"]}\n```\nDone.', "fenced"),
+        ('  {"question": "Q?", "options": ["a", "b"]}  ', "raw"),
+        ('Sure! {"note": 1} then {"question": "Q?", "options": ["a", "b"]} hope it helps', "prefix"),
+    ],
+)
 def test_extract_tiers(text, tier):
     item, used = extract(text, Item)
     assert (item.question, item.options, used) == ("Q?", ["a", "b"], tier)

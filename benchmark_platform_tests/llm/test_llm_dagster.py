@@ -16,10 +16,17 @@ def test_asset_metadata_carries_cost_and_tokens(serve, db, monkeypatch):
     tag = uuid.uuid4().hex
     server = serve(Script(rules=[Rule(match=tag, reply="B")]))
     monkeypatch.setenv("SCRIPTED_API_KEY", "sk-test-secret")
-    model = ModelConfig(name="scripted", family="test", base_url=server.base_url, model="scripted-1",
-                        api_key_env="SCRIPTED_API_KEY", prices=Prices(input_per_m=3.0, output_per_m=15.0))
-    requests = [ChatRequest(model="scripted", messages=[{"role": "user", "content": f"{tag} item {i}"}])
-                for i in range(12)]
+    model = ModelConfig(
+        name="scripted",
+        family="test",
+        base_url=server.base_url,
+        model="scripted-1",
+        api_key_env="SCRIPTED_API_KEY",
+        prices=Prices(input_per_m=3.0, output_per_m=15.0),
+    )
+    requests = [
+        ChatRequest(model="scripted", messages=[{"role": "user", "content": f"{tag} item {i}"}]) for i in range(12)
+    ]
 
     @dg.asset(pool=pool_name(model.provider))
     def answers(context: dg.AssetExecutionContext, llm: LLMGatewayResource) -> dg.MaterializeResult:
@@ -39,23 +46,26 @@ def test_asset_metadata_carries_cost_and_tokens(serve, db, monkeypatch):
     assert meta2["llm_cache_hits"].value == 12 and meta2["llm_cost_usd"].value == 0.0
     assert meta2["llm_cost_saved_usd"].value == pytest.approx(expected, rel=1e-3)
     assert server.server.calls == 12
-    stored = db.query("SELECT request::text AS r, response::text AS s FROM llm_call_cache WHERE request::text LIKE %s",
-                      (f"%{tag}%",))
+    stored = db.query(
+        "SELECT request::text AS r, response::text AS s FROM llm_call_cache WHERE request::text LIKE %s", (f"%{tag}%",)
+    )
     assert len(stored) == 12 and not any("sk-test-secret" in row["r"] + row["s"] for row in stored)
 
 
 def test_missing_api_key_names_the_variable_not_a_value(db, monkeypatch):
     monkeypatch.delenv("NOPE_API_KEY", raising=False)
-    model = ModelConfig(name="remote", family="x", base_url="http://127.0.0.1:9/v1", model="m",
-                        api_key_env="NOPE_API_KEY")
+    model = ModelConfig(
+        name="remote", family="x", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="NOPE_API_KEY"
+    )
     llm = LLMGatewayResource(database=DatabaseResource(url=db.url))
     with pytest.raises(KeyError, match="remote \\(NOPE_API_KEY\\)"):
         llm.run([model], [], settings=GatewaySettings(), run_id="t")
 
 
 def test_pools_and_shares_per_provider(db):
-    a = ModelConfig(name="a", family="x", base_url="https://openrouter.ai/api/v1", model="m1", max_concurrency=32,
-                    rpm=600)
+    a = ModelConfig(
+        name="a", family="x", base_url="https://openrouter.ai/api/v1", model="m1", max_concurrency=32, rpm=600
+    )
     b = a.model_copy(update={"name": "b", "model": "m2"})
     assert provider_pools([a, b]) == {"a": "llm_openrouter_ai", "b": "llm_openrouter_ai"}
     shared = LLMGatewayResource(database=DatabaseResource(url=db.url), steps_per_provider=4)._share(a)

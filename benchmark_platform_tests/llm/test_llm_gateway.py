@@ -7,7 +7,6 @@ import uuid
 
 import psycopg2
 import pytest
-
 from pydantic import BaseModel
 
 from benchmark_platform.llm.config import GatewaySettings, Prices
@@ -31,8 +30,11 @@ def test_rerun_pays_nothing_and_telemetry_is_recorded(serve, run, db):
     results2, totals2 = run([m], requests, run_id=f"second-{tag}")
     assert server.server.calls == 20, "a rerun must not call the provider again"
     assert totals2.cache_hits == 20 and [r.text for r in results2] == ["Paris"] * 20
-    rows = db.query("SELECT run_id, count(*) AS n, bool_and(cache_hit) AS hit, sum(input_tokens) AS tin"
-                    " FROM llm_calls WHERE run_id LIKE %s GROUP BY run_id ORDER BY run_id", (f"%{tag}",))
+    rows = db.query(
+        "SELECT run_id, count(*) AS n, bool_and(cache_hit) AS hit, sum(input_tokens) AS tin"
+        " FROM llm_calls WHERE run_id LIKE %s GROUP BY run_id ORDER BY run_id",
+        (f"%{tag}",),
+    )
     assert [(r["n"], r["hit"]) for r in rows] == [(20, False), (20, True)]
     assert rows[0]["tin"] > 0
 
@@ -64,11 +66,21 @@ def test_identical_concurrent_requests_are_coalesced(serve, run):
 
 
 def test_transient_faults_are_retried(serve, run):
-    faults = {"r429": ["429", "429"], "r500": ["500"], "malformed": ["malformed"], "truncated": ["truncated"],
-              "timeout": ["timeout"]}
+    faults = {
+        "r429": ["429", "429"],
+        "r500": ["500"],
+        "malformed": ["malformed"],
+        "truncated": ["truncated"],
+        "timeout": ["timeout"],
+    }
     tag = uuid.uuid4().hex
-    server = serve(Script(rules=[Rule(match=f"{tag}-{k}", reply=k, faults=v) for k, v in faults.items()],
-                          retry_after_s=0.05, timeout_sleep_s=5.0))
+    server = serve(
+        Script(
+            rules=[Rule(match=f"{tag}-{k}", reply=k, faults=v) for k, v in faults.items()],
+            retry_after_s=0.05,
+            timeout_sleep_s=5.0,
+        )
+    )
     m = scripted_model(server.base_url, timeout_s=0.5)
     results, totals = run([m], [ask(f"{tag}-{k}") for k in faults])
     assert [(r.status, r.text, r.retries) for r in results] == [("ok", k, len(v)) for k, v in faults.items()]
@@ -88,8 +100,9 @@ def test_retries_run_out_into_an_error(serve, run):
 def test_a_failing_provider_opens_the_circuit(serve, run):
     tag = uuid.uuid4().hex
     server = serve(Script(rules=[Rule(match=tag, reply="never", faults=["500"] * 50)]))
-    settings = GatewaySettings(max_retries=5, backoff_base_s=0.01, backoff_max_s=0.02, breaker_failures=3,
-                               breaker_cooldown_s=60)
+    settings = GatewaySettings(
+        max_retries=5, backoff_base_s=0.01, backoff_max_s=0.02, breaker_failures=3, breaker_cooldown_s=60
+    )
     m = scripted_model(server.base_url, max_concurrency=1)
     results, totals = run([m], [ask(f"{tag} {i}") for i in range(6)], settings=settings)
     assert {r.status for r in results} == {"circuit_open"}
@@ -220,15 +233,19 @@ def test_an_answer_with_a_nul_character_is_cached_with_the_rest_of_its_batch(ser
     # batch on every flush. The answer is stored and returned with U+FFFD in its place, so a rerun answers the same;
     # the prompt reaches the provider as it is and only the cache's copy of the request is cleaned.
     tag = uuid.uuid4().hex
-    server = serve(Script(rules=[Rule(match="odd", reply="A\x00B"), Rule(match="\x00", reply="N"),
-                                 Rule(match="plain", reply="C")]))
+    server = serve(
+        Script(rules=[Rule(match="odd", reply="A\x00B"), Rule(match="\x00", reply="N"), Rule(match="plain", reply="C")])
+    )
     m = scripted_model(server.base_url)
     requests = [ask(f"{tag} odd"), ask(f"{tag} plain 1"), ask(f"{tag} plain \x00 2")]
     results, totals = run([m], requests)
     assert [r.text for r in results] == ["A\ufffdB", "C", "N"] and totals.status["ok"] == 3  # N: the NUL arrived
-    stored = db.query("SELECT response #>> '{choices,0,message,content}' AS text FROM llm_call_cache c"
-                      " JOIN llm_calls k USING (request_hash) WHERE k.run_id = 'test' AND c.request::text LIKE %s"
-                      " ORDER BY text", (f"%{tag}%",))
+    stored = db.query(
+        "SELECT response #>> '{choices,0,message,content}' AS text FROM llm_call_cache c"
+        " JOIN llm_calls k USING (request_hash) WHERE k.run_id = 'test' AND c.request::text LIKE %s"
+        " ORDER BY text",
+        (f"%{tag}%",),
+    )
     assert [r["text"] for r in stored] == ["A\ufffdB", "C", "N"]
     again, totals2 = run([m], requests)
     assert totals2.cache_hits == 3 and [r.text for r in again] == [r.text for r in results]

@@ -31,8 +31,14 @@ def mmlu_items(shared_data, subject: str, n: int) -> list[McqItem]:
 
 def test_local_model_answers_mmlu_through_the_gateway(local_server, shared_data, db, tmp_path):
     items = mmlu_items(shared_data, "miscellaneous", N_ITEMS)
-    model = ModelConfig(name="gemma-local", family="gemma", backend="local_llama", base_url=local_server.base_url,
-                        model=MODEL_ID, max_concurrency=1)
+    model = ModelConfig(
+        name="gemma-local",
+        family="gemma",
+        backend="local_llama",
+        base_url=local_server.base_url,
+        model=MODEL_ID,
+        max_concurrency=1,
+    )
 
     async def evaluate():
         async with Gateway([model], GatewaySettings(), db, run_id="mmlu-local", journal_dir=tmp_path) as gw:
@@ -52,14 +58,21 @@ def test_local_model_answers_mmlu_through_the_gateway(local_server, shared_data,
 
 def test_local_model_prefers_the_true_continuation(local_server, db, tmp_path):
     item = McqItem("What is the capital of France?", ("London", "Paris", "Berlin", "Madrid"), 1)
-    model = ModelConfig(name="gemma-local", family="gemma", backend="local_llama", base_url=local_server.base_url,
-                        model=MODEL_ID, max_concurrency=1)
+    model = ModelConfig(
+        name="gemma-local",
+        family="gemma",
+        backend="local_llama",
+        base_url=local_server.base_url,
+        model=MODEL_ID,
+        max_concurrency=1,
+    )
 
     async def go():
         async with Gateway([model], GatewaySettings(), db, run_id="sanity", journal_dir=tmp_path) as gw:
             [answer] = await answer_all(gw, model.name, [item])
-            chat = await gw.complete(ChatRequest(model=model.name, max_tokens=8,
-                                                 messages=[{"role": "user", "content": "Name a colour."}]))
+            chat = await gw.complete(
+                ChatRequest(model=model.name, max_tokens=8, messages=[{"role": "user", "content": "Name a colour."}])
+            )
         return answer, chat
 
     answer, chat = asyncio.run(go())

@@ -47,7 +47,9 @@ def test_killed_batch_resumes_from_its_journal(serve, run, db, tmp_path):
     assert server.server.calls == 30, "the resume asked the provider again"
     assert totals.cache_hits == 30 and all(r.text == "C" for r in results)
     assert not list(journal.glob("*.jsonl")), "replayed segments are removed"
-    killed = db.query("SELECT count(*) AS n, bool_and(status = 'ok') AS ok FROM llm_calls WHERE run_id = 'killed'"
-                      " AND request_hash IN (SELECT request_hash FROM llm_call_cache WHERE request::text LIKE %s)",
-                      (f"%{tag}%",))
+    killed = db.query(
+        "SELECT count(*) AS n, bool_and(status = 'ok') AS ok FROM llm_calls WHERE run_id = 'killed'"
+        " AND request_hash IN (SELECT request_hash FROM llm_call_cache WHERE request::text LIKE %s)",
+        (f"%{tag}%",),
+    )
     assert killed == [{"n": 30, "ok": True}], "the dead run's telemetry is recovered too"

@@ -12,11 +12,13 @@ from benchmark_platform.spec import load_spec
 def items_pool(generators: dict[str, str], gate: dict[str, str] | None = None) -> str | None:
     """The pool of the items asset when generators (name -> provider) and gate models (tier -> name) are set."""
     spec = load_spec("wine")
-    models = [ModelConfig(name=name, family=name, base_url=f"https://{provider}.example/v1", model=name)
-              for name, provider in generators.items()]
-    generation = spec.generation.model_copy(update={
-        "generators": list(generators),
-        "gate": spec.generation.gate.model_copy(update={"models": gate or {}})})
+    models = [
+        ModelConfig(name=name, family=name, base_url=f"https://{provider}.example/v1", model=name)
+        for name, provider in generators.items()
+    ]
+    generation = spec.generation.model_copy(
+        update={"generators": list(generators), "gate": spec.generation.gate.model_copy(update={"models": gate or {}})}
+    )
     spec = spec.model_copy(update={"models": models, "generation": generation})
     (items,) = [a for a in build_defs(spec).assets if isinstance(a, dg.AssetsDefinition)]
     return items.op.pool
@@ -46,14 +48,19 @@ def test_evaluation_and_audit_queue_on_their_providers_pool():
     from benchmark_platform.evaluation.config import SlateEntry
 
     spec = load_spec("wine")
-    models = [ModelConfig(name=n, family=n, base_url=f"https://{p}.example/v1", model=n)
-              for n, p in (("big", "alpha"), ("small", "beta"), ("judge", "beta"))]
-    evaluation = spec.evaluation.model_copy(update={"slate": [
-        SlateEntry(model="big", k=4), SlateEntry(model="small")]})
+    models = [
+        ModelConfig(name=n, family=n, base_url=f"https://{p}.example/v1", model=n)
+        for n, p in (("big", "alpha"), ("small", "beta"), ("judge", "beta"))
+    ]
+    evaluation = spec.evaluation.model_copy(update={"slate": [SlateEntry(model="big", k=4), SlateEntry(model="small")]})
     audit = spec.audit.model_copy(update={"judges": ["judge", "small", "big"]})
     spec = spec.model_copy(update={"models": models, "evaluation": evaluation, "audit": audit})
-    pools = {a.key.path[-1]: a.op.pool for build in (audit_defs, evaluation_defs) for a in build(spec).assets
-             if isinstance(a, dg.AssetsDefinition)}
+    pools = {
+        a.key.path[-1]: a.op.pool
+        for build in (audit_defs, evaluation_defs)
+        for a in build(spec).assets
+        if isinstance(a, dg.AssetsDefinition)
+    }
     assert pools["evaluation_answers"] == "llm_alpha_example"  # 4 samples per item from alpha, 1 from beta
     assert pools["audit_findings"] == "llm_beta_example"  # two of the three judges
     assert pools["audit_calibration"] is None

@@ -40,9 +40,16 @@ def built(fresh_database, tmp_path_factory):
         root = tmp_path_factory.mktemp(f"releases_{attempt}")
         with dg.instance_for_test() as instance:
             database = DatabaseResource(url=db.url)
-            materialize_all(spec, instance=instance, log=lambda _: None, resources={
-                "database": database, "llm": LLMGatewayResource(database=database),
-                "release_directory": ReleaseDirectory(root=str(root))})
+            materialize_all(
+                spec,
+                instance=instance,
+                log=lambda _: None,
+                resources={
+                    "database": database,
+                    "llm": LLMGatewayResource(database=database),
+                    "release_directory": ReleaseDirectory(root=str(root)),
+                },
+            )
         outcomes.append((summary(db, spec), root / spec.name / spec.release.version))
     return db, spec, outcomes
 
@@ -52,13 +59,24 @@ def test_every_stage_produces_rows_linked_to_sources(built):
     assert counts["documents"] >= 100 and counts["facts"] > 0 and counts["items"] > 0
     assert counts["audit_findings"] >= counts["items"]
     # every fact points at a real span of its stored document
-    assert db.scalar("""SELECT count(*) FROM facts f JOIN documents d USING (document_id)
-                        WHERE f.spec = %s AND f.span_end > length(d.text)""", (spec.name,)) == 0
+    assert (
+        db.scalar(
+            """SELECT count(*) FROM facts f JOIN documents d USING (document_id)
+                        WHERE f.spec = %s AND f.span_end > length(d.text)""",
+            (spec.name,),
+        )
+        == 0
+    )
     # every item is linked to a fact, and through it to a source with a licence
-    assert db.scalar("""SELECT count(*) FROM items i WHERE i.spec = %s AND NOT EXISTS (
+    assert (
+        db.scalar(
+            """SELECT count(*) FROM items i WHERE i.spec = %s AND NOT EXISTS (
                           SELECT 1 FROM item_facts l JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
                           JOIN sources s USING (source_id) WHERE l.item_id = i.item_id AND s.licence <> '')""",
-                     (spec.name,)) == 0
+            (spec.name,),
+        )
+        == 0
+    )
     assert verify_release(release_dir) == []
 
 
@@ -80,9 +98,14 @@ def test_release_drops_items_failing_a_critical_audit(built):
     import polars as pl
 
     released = set(pl.read_parquet(release_dir / "data" / "items.parquet")["item_id"])
-    failed = {r["item_id"] for r in db.query(  # the audit policy drops critical failures (audit/policy.py)
-        """SELECT DISTINCT p.item_id FROM audit_policy p JOIN audit_runs r USING (audit_run_id)
-           WHERE r.spec = %s AND p.action = 'drop'""", (spec.name,))}
+    failed = {
+        r["item_id"]
+        for r in db.query(  # the audit policy drops critical failures (audit/policy.py)
+            """SELECT DISTINCT p.item_id FROM audit_policy p JOIN audit_runs r USING (audit_run_id)
+           WHERE r.spec = %s AND p.action = 'drop'""",
+            (spec.name,),
+        )
+    }
     assert released and not (released & failed)
     options = pl.read_parquet(release_dir / "data" / "options.parquet")
     assert options.group_by("item_id").agg(pl.col("is_correct").sum())["is_correct"].to_list() == [1] * len(released)
@@ -90,13 +113,23 @@ def test_release_drops_items_failing_a_critical_audit(built):
 
 def test_every_discipline_has_an_item_selection_after_the_audit(built):
     db, spec, _ = built
-    rows = db.query("SELECT discipline, method, k_total, certified_ratio, manual_review FROM selections "
-                    "WHERE spec = %s AND target = 'items'", (spec.name,))
+    rows = db.query(
+        "SELECT discipline, method, k_total, certified_ratio, manual_review FROM selections "
+        "WHERE spec = %s AND target = 'items'",
+        (spec.name,),
+    )
     assert sorted(r["discipline"] for r in rows) == sorted(spec.discipline_keys)
     for row in rows:  # a certified selection of K items, or a recorded manual review
-        chosen = db.scalar("SELECT count(*) FROM selected_items WHERE spec = %s AND discipline = %s",
-                           (spec.name, row["discipline"]))
+        chosen = db.scalar(
+            "SELECT count(*) FROM selected_items WHERE spec = %s AND discipline = %s", (spec.name, row["discipline"])
+        )
         assert row["manual_review"] or (0 < row["certified_ratio"] <= 1 and chosen == row["k_total"]), row
-    assert db.scalar("""SELECT count(*) FROM selected_items s JOIN audit_runs r ON r.spec = s.spec
+    assert (
+        db.scalar(
+            """SELECT count(*) FROM selected_items s JOIN audit_runs r ON r.spec = s.spec
                         AND r.discipline = s.discipline JOIN audit_policy p ON p.audit_run_id = r.audit_run_id
-                        AND p.item_id = s.item_id AND p.action = 'drop' WHERE s.spec = %s""", (spec.name,)) == 0
+                        AND p.item_id = s.item_id AND p.action = 'drop' WHERE s.spec = %s""",
+            (spec.name,),
+        )
+        == 0
+    )

@@ -76,14 +76,24 @@ def built(fresh_database, tmp_path_factory):
     spec = trimmed_wine(test_share=0.25)
     key = new_key()
     root = tmp_path_factory.mktemp("releases")
-    resources = {"database": DatabaseResource(url=db.url), "release_directory": ReleaseDirectory(root=str(root)),
-                 "release_key": ReleaseKey(key=key)}
+    resources = {
+        "database": DatabaseResource(url=db.url),
+        "release_directory": ReleaseDirectory(root=str(root)),
+        "release_key": ReleaseKey(key=key),
+    }
     # resources that read the URL from the environment themselves (e.g. the LLM gateway's cache) use this database too
     with pytest.MonkeyPatch.context() as env, dg.instance_for_test() as instance:
         env.setenv(DATABASE_URL_ENV, db.url)
         materialize_all(spec, instance=instance, resources=resources, log=lambda _: None)
-        yield {"db": db, "spec": spec, "key": key, "root": root, "instance": instance, "resources": resources,
-               "dir": root / spec.name / spec.release.version}
+        yield {
+            "db": db,
+            "spec": spec,
+            "key": key,
+            "root": root,
+            "instance": instance,
+            "resources": resources,
+            "dir": root / spec.name / spec.release.version,
+        }
 
 
 def _open(directory: Path, name: str) -> pl.DataFrame:
@@ -100,8 +110,11 @@ def test_release_verifies_and_names_every_tampered_file(built, tmp_path):
     items.write_bytes(items.read_bytes()[:-1] + b"\x00")
     (copy / "exports" / "extra.txt").write_text("x")
     (copy / "datasheet.md").unlink()
-    assert sorted(verify_release(copy)) == ["data/items.parquet: content hash differs from the manifest",
-                                            "datasheet.md: missing", "exports/extra.txt: not listed in the manifest"]
+    assert sorted(verify_release(copy)) == [
+        "data/items.parquet: content hash differs from the manifest",
+        "datasheet.md: missing",
+        "exports/extra.txt: not listed in the manifest",
+    ]
     assert cli(["release", "verify", str(copy)]) == 1
 
 
@@ -116,8 +129,12 @@ def test_manifest_records_every_upstream_partition_with_versions_and_run(built):
             assert entry is not None, f"{asset}[{partition}] never materialised"
             assert entry["data_version"] and entry["run_id"]
     findings = assets[f"{spec.name}/audit_findings"]["regions"]
-    assert findings["code_version"] == build_definitions(spec).resolve_assets_def(
-        dg.AssetKey([spec.name, "audit_findings"])).code_versions_by_key[dg.AssetKey([spec.name, "audit_findings"])]
+    assert (
+        findings["code_version"]
+        == build_definitions(spec)
+        .resolve_assets_def(dg.AssetKey([spec.name, "audit_findings"]))
+        .code_versions_by_key[dg.AssetKey([spec.name, "audit_findings"])]
+    )
     event = built["instance"].get_latest_materialization_event(dg.AssetKey([spec.name, "release"]))
     assert event.asset_materialization.tags["dagster/data_version"]
 
@@ -129,8 +146,10 @@ def test_rebuild_reproduces_identical_files_and_keeps_the_release(built):
     assert report.identical, report.differences
     assert report.files == len(before["files"]) and not report.code_changes and report.new_llm_calls == 0
     assert read_manifest(directory) == before and verify_release(directory) == []
-    row = built["db"].query("SELECT path FROM releases WHERE spec = %s AND version = %s",
-                            (built["spec"].name, built["spec"].release.version))
+    row = built["db"].query(
+        "SELECT path FROM releases WHERE spec = %s AND version = %s",
+        (built["spec"].name, built["spec"].release.version),
+    )
     assert row == [{"path": str(directory)}]
 
 
@@ -172,8 +191,9 @@ def test_test_split_is_sealed_and_the_key_is_never_written(built):
     assert manifest["split"] == {"test_share": 0.25, "dev_items": len(dev), "test_items": len(test)}
     for table in ("options", "item_facts", "audit_findings", "evaluation_answers"):
         assert not set(_open(directory, table)["item_id"]) & test, table
-    test_only_facts = set(pl.read_parquet(unseal((directory / "sealed" / "item_facts.parquet.fernet.json").read_bytes(),
-                                                 key))["fact_id"]) - set(_open(directory, "item_facts")["fact_id"])
+    test_only_facts = set(
+        pl.read_parquet(unseal((directory / "sealed" / "item_facts.parquet.fernet.json").read_bytes(), key))["fact_id"]
+    ) - set(_open(directory, "item_facts")["fact_id"])
     assert test_only_facts and not test_only_facts & set(_open(directory, "facts")["fact_id"])
     hf = pl.read_parquet(directory / "exports" / "hf" / "data" / "dev-00000-of-00001.parquet")
     assert set(hf["id"]) == dev
@@ -190,8 +210,10 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     directory, db, spec = built["dir"], built["db"], built["spec"]
     items = _open(directory, "items")
     assert set(items["discipline"]) == DISCIPLINES
-    sealed = {name: pl.read_parquet(unseal((directory / "sealed" / f"{name}.parquet.fernet.json").read_bytes(),
-                                           built["key"])) for name in ("items", "audit_actions")}
+    sealed = {
+        name: pl.read_parquet(unseal((directory / "sealed" / f"{name}.parquet.fernet.json").read_bytes(), built["key"]))
+        for name in ("items", "audit_actions")
+    }
     released = set(items["item_id"]) | set(sealed["items"]["item_id"])
     dropped = set(_open(directory, "audit_actions")["item_id"]) | set(sealed["audit_actions"]["item_id"])
     stored = {r["item_id"] for r in db.query("SELECT item_id FROM items WHERE spec = %s", (spec.name,))}
@@ -205,8 +227,9 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     assert _open(directory, "leaderboard").height >= 1
     assert list((directory / "plots").glob("*.png")) and list((directory / "data" / "analyses").glob("*.parquet"))
     # the licence table is the released facts (open and sealed) joined to their sources
-    sealed_facts = pl.read_parquet(unseal((directory / "sealed" / "facts.parquet.fernet.json").read_bytes(),
-                                          built["key"]))
+    sealed_facts = pl.read_parquet(
+        unseal((directory / "sealed" / "facts.parquet.fernet.json").read_bytes(), built["key"])
+    )
     facts = pl.concat([_open(directory, "facts"), sealed_facts]).unique("fact_id")
     assert not set(_open(directory, "facts")["fact_id"]) - set(_open(directory, "item_facts")["fact_id"])
     by_source = facts.join(_open(directory, "sources").select("source_id", licence_of_source="licence"), on="source_id")
@@ -215,8 +238,17 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
     licences = _open(directory, "licences").group_by("licence").agg(pl.col("facts").sum()).sort("licence")
     assert licences.to_dicts() == expected.to_dicts()
     datasheet = (directory / "datasheet.md").read_text()
-    for heading in ("## Motivation", "## Composition", "## Collection process", "## Preprocessing", "## Uses",
-                    "## Distribution", "## Maintenance", "Known limitations", "generated deterministically"):
+    for heading in (
+        "## Motivation",
+        "## Composition",
+        "## Collection process",
+        "## Preprocessing",
+        "## Uses",
+        "## Distribution",
+        "## Maintenance",
+        "Known limitations",
+        "generated deterministically",
+    ):
         assert heading in datasheet
     assert f"{items.height} items are open" in datasheet and "CC0-1.0" in datasheet
 
@@ -265,10 +297,21 @@ def _skip_without(*modules: str) -> None:
 
 
 def _run_isolated(script: str, *args: object, tmp_path: Path) -> dict:
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home"),
-           "HF_DATASETS_CACHE": str(tmp_path / "hf_cache")}
-    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf_home"),
+        "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -277,8 +320,14 @@ def test_croissant_manifest_validates_with_mlcroissant(built, tmp_path):
     directory = built["dir"]
     document = json.loads((directory / "croissant.json").read_text())
     assert "http://mlcommons.org/croissant/RAI/1.0" in document["conformsTo"]
-    for field in ("rai:dataCollection", "rai:dataLimitations", "rai:dataBiases", "rai:personalSensitiveInformation",
-                  "rai:dataUseCases", "rai:dataReleaseMaintenancePlan"):
+    for field in (
+        "rai:dataCollection",
+        "rai:dataLimitations",
+        "rai:dataBiases",
+        "rai:personalSensitiveInformation",
+        "rai:dataUseCases",
+        "rai:dataReleaseMaintenancePlan",
+    ):
         assert document[field], field
     _skip_without("mlcroissant")
     result = _run_isolated(_CROISSANT, directory / "croissant.json", tmp_path=tmp_path)
@@ -306,11 +355,16 @@ def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path,
     root, db, spec = built["root"], built["db"], built["spec"]
     newer = trimmed_wine(test_share=0.25, version="v0.2")
     defs = build_definitions(newer)
-    dg.materialize([a for a in defs.assets if isinstance(a, dg.AssetsDefinition)],
-                   selection=dg.AssetSelection.assets(dg.AssetKey([spec.name, "release"])), instance=built["instance"],
-                   resources={**defs.resources, **built["resources"]})
+    dg.materialize(
+        [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)],
+        selection=dg.AssetSelection.assets(dg.AssetKey([spec.name, "release"])),
+        instance=built["instance"],
+        resources={**defs.resources, **built["resources"]},
+    )
     assert [(r["version"], r["items"]) for r in list_releases(root)] == [
-        ("v0.1", _open(built["dir"], "items").height), ("v0.2", _open(built["dir"], "items").height)]
+        ("v0.1", _open(built["dir"], "items").height),
+        ("v0.2", _open(built["dir"], "items").height),
+    ]
     assert verify_release(built["dir"]) == [] and verify_release(root / spec.name / "v0.2") == []
     assert cli(["release", "list", "--root", str(root)]) == 0
     assert "v0.1" in capsys.readouterr().out
@@ -322,11 +376,11 @@ def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path,
     items = _open(edited, "items").sort("item_id")
     gone, reworded = items["item_id"][0], items["item_id"][1]
     items = items.filter(pl.col("item_id") != gone).with_columns(
-        question=pl.when(pl.col("item_id") == reworded).then(pl.lit("Reworded?")).otherwise("question"))
+        question=pl.when(pl.col("item_id") == reworded).then(pl.lit("Reworded?")).otherwise("question")
+    )
     items = pl.concat([items, items.tail(1).with_columns(item_id=pl.lit("zz_new_item"))])
     items.write_parquet(edited / "data" / "items.parquet")
-    assert diff_releases(built["dir"], edited) == {"added": ["zz_new_item"], "removed": [gone],
-                                                   "changed": [reworded]}
+    assert diff_releases(built["dir"], edited) == {"added": ["zz_new_item"], "removed": [gone], "changed": [reworded]}
     assert cli(["release", "diff", str(built["dir"]), str(edited)]) == 0
     assert "1 added, 1 removed, 1 changed" in capsys.readouterr().out
     assert db.scalar("SELECT count(*) FROM releases WHERE spec = %s", (spec.name,)) == 2

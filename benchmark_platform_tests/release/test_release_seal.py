@@ -37,14 +37,18 @@ def test_png_canary_chunk_keeps_the_file_a_valid_png():
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
     marked = png_with_canary(png, "CANARY-Y")
     position, kinds = 8, []
     while position < len(marked):  # walk the chunks and check every CRC
-        (length,) = struct.unpack(">I", marked[position:position + 4])
-        kind, data = marked[position + 4:position + 8], marked[position + 8:position + 8 + length]
-        (crc,) = struct.unpack(">I", marked[position + 8 + length:position + 12 + length])
+        (length,) = struct.unpack(">I", marked[position : position + 4])
+        kind, data = marked[position + 4 : position + 8], marked[position + 8 : position + 8 + length]
+        (crc,) = struct.unpack(">I", marked[position + 8 + length : position + 12 + length])
         assert crc == zlib.crc32(kind + data)
         kinds.append(kind)
         position += 12 + length

@@ -38,8 +38,18 @@ def gold_items(shared_data: Path) -> list[dict]:
                 options = ast.literal_eval(row["options"])
                 if len(options) != 4:
                     continue
-                ok = {k: row[k] == "1" for k in ("answer_correct", "source_faithful", "not_ambiguous", "no_vague_language",
-                                                 "distractors_plausible", "difficulty_match", "cognitive_match")}
+                ok = {
+                    k: row[k] == "1"
+                    for k in (
+                        "answer_correct",
+                        "source_faithful",
+                        "not_ambiguous",
+                        "no_vague_language",
+                        "distractors_plausible",
+                        "difficulty_match",
+                        "cognitive_match",
+                    )
+                }
                 reference = {
                     "representativeness_depth": _score(ok["difficulty_match"] and ok["cognitive_match"]),
                     "factuality": _score(ok["answer_correct"]),
@@ -49,13 +59,22 @@ def gold_items(shared_data: Path) -> list[dict]:
                     "combinatorial_validity": 5,
                 }
                 assert set(reference) == set(RUBRICS)
-                items.append({
-                    "uuid": row["uuid"], "question": row["question_text"], "options": [o["text"] for o in options],
-                    "answer_index": "ABCD".index(row["correct_answer"]), "generator": row["generator"],
-                    "explanation": row.get("source_fact") or row.get("source_facts") or "",
-                    "reference": reference,
-                    "flawed": min(reference[k] for k in ("factuality", "source_reliability", "logical_rigor", "distractor_plausibility")) == 1,
-                })
+                items.append(
+                    {
+                        "uuid": row["uuid"],
+                        "question": row["question_text"],
+                        "options": [o["text"] for o in options],
+                        "answer_index": "ABCD".index(row["correct_answer"]),
+                        "generator": row["generator"],
+                        "explanation": row.get("source_fact") or row.get("source_facts") or "",
+                        "reference": reference,
+                        "flawed": min(
+                            reference[k]
+                            for k in ("factuality", "source_reliability", "logical_rigor", "distractor_plausibility")
+                        )
+                        == 1,
+                    }
+                )
     return items
 
 
@@ -80,33 +99,70 @@ def make_world(db: Database, shared_data: Path):
     def make(n_items: int, n_reviewers: int, affiliations: bool = True) -> World:
         tag = uuid.uuid4().hex[:8]
         world = World(db=db, spec=f"review_t{tag}", discipline=f"wine_{tag}", items=[])
-        for k, item in enumerate(pool[:n_items]):
+        for item in pool[:n_items]:
             world.items.append({**item, "item_id": f"{tag}-{item['uuid']}"})
         with db.transaction() as conn:
-            insert_rows(conn, "items", ("item_id", "spec", "discipline", "format", "question", "options", "answer_index", "explanation"),
-                        [(i["item_id"], world.spec, world.discipline, "mcq4", i["question"], as_json(i["options"]),
-                          i["answer_index"], i["explanation"]) for i in world.items])
-            insert_rows(conn, "generation_metadata", ("item_id", "strategy", "generator", "prompt_version"),
-                        [(i["item_id"], "oenobench", i["generator"], "gold-sheet") for i in world.items])
+            insert_rows(
+                conn,
+                "items",
+                ("item_id", "spec", "discipline", "format", "question", "options", "answer_index", "explanation"),
+                [
+                    (
+                        i["item_id"],
+                        world.spec,
+                        world.discipline,
+                        "mcq4",
+                        i["question"],
+                        as_json(i["options"]),
+                        i["answer_index"],
+                        i["explanation"],
+                    )
+                    for i in world.items
+                ],
+            )
+            insert_rows(
+                conn,
+                "generation_metadata",
+                ("item_id", "strategy", "generator", "prompt_version"),
+                [(i["item_id"], "oenobench", i["generator"], "gold-sheet") for i in world.items],
+            )
         for k in range(n_reviewers):
             rid = f"rev{k}-{tag}"
-            add_reviewer(db, Reviewer(reviewer_id=rid, disciplines=frozenset({world.discipline}),
-                                      affiliation=f"lab{k}-{tag}" if affiliations else "", exam_round1_passed=True,
-                                      exam_round2_passed=True), "reviewer", PASSWORD)
+            add_reviewer(
+                db,
+                Reviewer(
+                    reviewer_id=rid,
+                    disciplines=frozenset({world.discipline}),
+                    affiliation=f"lab{k}-{tag}" if affiliations else "",
+                    exam_round1_passed=True,
+                    exam_round2_passed=True,
+                ),
+                "reviewer",
+                PASSWORD,
+            )
             world.reviewers.append(rid)
         world.admin = f"admin-{tag}"
-        add_reviewer(db, Reviewer(reviewer_id=world.admin, disciplines=frozenset(), exam_round1_passed=True,
-                                  exam_round2_passed=True), "admin", PASSWORD)
+        add_reviewer(
+            db,
+            Reviewer(
+                reviewer_id=world.admin, disciplines=frozenset(), exam_round1_passed=True, exam_round2_passed=True
+            ),
+            "admin",
+            PASSWORD,
+        )
         return world
 
     return make
 
 
 def spec_for(world: World, **review: object) -> BenchmarkSpec:
-    return BenchmarkSpec.model_validate({
-        "name": world.spec, "description": "review test", "seed": 5,
-        "taxonomy": [{"name": world.discipline, "key": world.discipline}],
-        "review": review,
-        "release": {"version": "v0.1", "licence": "CC0-1.0", "canary": "test"},
-    })
-
+    return BenchmarkSpec.model_validate(
+        {
+            "name": world.spec,
+            "description": "review test",
+            "seed": 5,
+            "taxonomy": [{"name": world.discipline, "key": world.discipline}],
+            "review": review,
+            "release": {"version": "v0.1", "licence": "CC0-1.0", "canary": "test"},
+        }
+    )

@@ -20,7 +20,9 @@ from .conftest import spec_for
 def materialize(spec, world, name: str) -> dg.MaterializeResult:
     defs = build_defs(spec)
     (asset,) = [a for a in defs.assets if a.key.path[-1] == name]
-    result = dg.materialize([asset], partition_key=world.discipline, resources={"database": DatabaseResource(url=world.db.url)})
+    result = dg.materialize(
+        [asset], partition_key=world.discipline, resources={"database": DatabaseResource(url=world.db.url)}
+    )
     assert result.success
     return result.asset_materializations_for_node(asset.op.name)[0].metadata
 
@@ -38,9 +40,14 @@ def rate_open(world, careful: set[str]) -> int:
     by_id = {i["item_id"]: i for i in world.items}
     rows = world.db.query(
         """SELECT a.blind_id, a.reviewer_id, a.item_id FROM review_assignments a
-           LEFT JOIN review_ratings r USING (assignment_id) WHERE a.spec = %s AND r.assignment_id IS NULL""", (world.spec,))
+           LEFT JOIN review_ratings r USING (assignment_id) WHERE a.spec = %s AND r.assignment_id IS NULL""",
+        (world.spec,),
+    )
     with world.db.transaction() as conn, conn.cursor() as cur:  # reviewers opened their items a while ago
-        cur.execute("UPDATE review_assignments SET opened_at = now() - interval '1 hour' WHERE spec = %s AND opened_at IS NULL", (world.spec,))
+        cur.execute(
+            "UPDATE review_assignments SET opened_at = now() - interval '1 hour' WHERE spec = %s AND opened_at IS NULL",
+            (world.spec,),
+        )
     for k, row in enumerate(rows):
         item = by_id[row["item_id"]]
         if row["reviewer_id"] in careful:
@@ -48,7 +55,10 @@ def rate_open(world, careful: set[str]) -> int:
             verdict, seconds = (Verdict.APPROVE if min(scores.values()) >= 4 else Verdict.REVISE), 600 + 10 * k
         else:
             scores, verdict, seconds = {r: 5 for r in RUBRICS}, Verdict.APPROVE, 60 + k
-        assert repo.submit_rating(world.db, row["blind_id"], row["reviewer_id"], scores, verdict, "", seconds) is repo.Submit.STORED
+        assert (
+            repo.submit_rating(world.db, row["blind_id"], row["reviewer_id"], scores, verdict, "", seconds)
+            is repo.Submit.STORED
+        )
     for item in world.items:
         repo.record_validation(world.db, item["item_id"], 1, item["reference"], world.admin)
     return len(rows)
@@ -56,8 +66,18 @@ def rate_open(world, careful: set[str]) -> int:
 
 def test_review_round_through_the_assets(make_world):
     world = make_world(n_items=24, n_reviewers=4)
-    spec = spec_for(world, policy={"wip_cap": 5, "tau": 0.9, "bonus": 20, "base_wage": 10, "audit_rate": 0.1,
-                                   "audit_penalty": 15, "max_audit_failures": 1})
+    spec = spec_for(
+        world,
+        policy={
+            "wip_cap": 5,
+            "tau": 0.9,
+            "bonus": 20,
+            "base_wage": 10,
+            "audit_rate": 0.1,
+            "audit_penalty": 15,
+            "max_audit_failures": 1,
+        },
+    )
     careful = set(world.reviewers[:2])
 
     first = materialize(spec, world, "review_assignments")
@@ -85,7 +105,9 @@ def test_review_round_through_the_assets(make_world):
     for a in audits:  # the principal audits against the human ratings
         assert repo.record_audit(world.db, a["item_id"], 1, a["item_id"] in flawed, world.admin, "")
     materialize(spec, world, "review_payout_ledger")
-    penalties = world.db.query("SELECT reviewer_id, item_id FROM review_ledger WHERE spec = %s AND kind = 'penalty'", (world.spec,))
+    penalties = world.db.query(
+        "SELECT reviewer_id, item_id FROM review_ledger WHERE spec = %s AND kind = 'penalty'", (world.spec,)
+    )
     flawed_audited = {a["item_id"] for a in audits} & flawed
     assert {p["item_id"] for p in penalties} == flawed_audited
     off = {r["reviewer_id"] for r in world.db.query("SELECT reviewer_id FROM review_reviewers WHERE NOT whitelisted")}

@@ -9,19 +9,26 @@ import polars as pl
 import pytest
 
 from benchmark_platform.review.calibration import (
-    EmpiricalDistribution, bonus_dominant, bonus_for_effort_rate, bonus_for_mean_quality, calibrate,
-    empirical_win_probability, pilot_from_logs,
+    EmpiricalDistribution,
+    bonus_dominant,
+    bonus_for_effort_rate,
+    bonus_for_mean_quality,
+    calibrate,
+    empirical_win_probability,
+    pilot_from_logs,
 )
 
 
 def pilot(rng: np.random.Generator, n: int, discipline: str = "law") -> pl.DataFrame:
     high, low = rng.normal(0.85, 0.08, n), rng.normal(0.7, 0.08, n)
-    return pl.DataFrame({
-        "discipline": [discipline] * 2 * n,
-        "effort": ["H"] * n + ["L"] * n,
-        "validated_score": np.concatenate([high, low]),
-        "cost": rng.normal(2.0, 1.0, 2 * n),
-    })
+    return pl.DataFrame(
+        {
+            "discipline": [discipline] * 2 * n,
+            "effort": ["H"] * n + ["L"] * n,
+            "validated_score": np.concatenate([high, low]),
+            "cost": rng.normal(2.0, 1.0, 2 * n),
+        }
+    )
 
 
 def test_generalised_inverse_of_the_empirical_cost_law():
@@ -69,12 +76,14 @@ def test_empirical_win_probability_splits_ties():
 
 
 def test_pilot_from_logs_labels_effort_by_time_and_prices_it():
-    logs = pl.DataFrame({
-        "discipline": ["law"] * 4,
-        "reviewer_id": ["a", "a", "b", "b"],
-        "seconds_on_page": [600.0, 500.0, 100.0, 200.0],
-        "validated_score": [0.9, 0.95, 0.7, 0.6],
-    })
+    logs = pl.DataFrame(
+        {
+            "discipline": ["law"] * 4,
+            "reviewer_id": ["a", "a", "b", "b"],
+            "seconds_on_page": [600.0, 500.0, 100.0, 200.0],
+            "validated_score": [0.9, 0.95, 0.7, 0.6],
+        }
+    )
     out = pilot_from_logs(logs, hourly_rate=36.0)
     assert out["effort"].to_list() == ["H", "H", "L", "L"]
     # extra time of H over L = 400 s = 4 currency units at 36/h, scaled by each reviewer's relative time

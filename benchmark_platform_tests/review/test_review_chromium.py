@@ -51,9 +51,19 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1200,1600", f"--user-data-dir={tmp_path / 'profile'}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1200,1600",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     driver.implicitly_wait(10)
@@ -88,13 +98,16 @@ def test_reviewer_logs_in_and_rates_an_item_in_chromium(served, browser, tmp_pat
 
     row = world.db.query(
         """SELECT a.item_id, a.reviewer_id, r.scores, r.verdict, r.comment, r.seconds_on_page
-           FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""", (blind_id,))
+           FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""",
+        (blind_id,),
+    )
     assert len(row) == 1
     rating = row[0]
     assert rating["reviewer_id"] == reviewer and rating["verdict"] == "revise"
     assert rating["scores"] == {**{k: 4 for k in RUBRICS}, "factuality": 2}
     assert rating["comment"].startswith("Option B")
     assert rating["seconds_on_page"] >= 1.0  # measured by the page's script (CSP allows it), capped by the server
-    labels = world.db.query("SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s",
-                            (rating["item_id"], reviewer))
+    labels = world.db.query(
+        "SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s", (rating["item_id"], reviewer)
+    )
     assert len(labels) == len(RUBRICS) + 1

@@ -9,7 +9,13 @@ from benchmark_platform.review.assignment import assign_pairs
 from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
 from benchmark_platform.review.rubrics import RUBRICS, WeightSchedule, validated_score
 from benchmark_platform.review.workflow import (
-    EntryKind, appeal_assignments, bonus_award, decide, select_audits, settle_round, whitelist_after_audits,
+    EntryKind,
+    appeal_assignments,
+    bonus_award,
+    decide,
+    select_audits,
+    settle_round,
+    whitelist_after_audits,
 )
 
 POLICY = ReviewPolicy(base_wage=10, bonus=20, tau=0.8, audit_rate=0.1, audit_penalty=15, wip_cap=3)
@@ -17,8 +23,14 @@ PERFECT = {k: 5 for k in RUBRICS}
 
 
 def reviewer(rid: str, discipline: str = "law", affiliation: str = "", **kw) -> Reviewer:
-    return Reviewer(reviewer_id=rid, disciplines=frozenset({discipline}), affiliation=affiliation,
-                    exam_round1_passed=True, exam_round2_passed=True, **kw)
+    return Reviewer(
+        reviewer_id=rid,
+        disciplines=frozenset({discipline}),
+        affiliation=affiliation,
+        exam_round1_passed=True,
+        exam_round2_passed=True,
+        **kw,
+    )
 
 
 def scores(**changes: int) -> dict[str, int]:
@@ -40,13 +52,16 @@ def test_rating_rejects_bad_rubric_scores_naming_the_item():
         Rating(item_id="q1", reviewer_id="r1", scores=scores(factuality=7), verdict=Verdict.APPROVE)
 
 
-@pytest.mark.parametrize(("a", "b", "expected"), [
-    ("approve", "approve", Decision.APPROVED),
-    ("approve", "revise", Decision.REVISE),
-    ("revise", "reject", Decision.REJECTED),
-    ("approve", "reject", Decision.ESCALATED),
-    ("reject", "escalate", Decision.ESCALATED),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("approve", "approve", Decision.APPROVED),
+        ("approve", "revise", Decision.REVISE),
+        ("revise", "reject", Decision.REJECTED),
+        ("approve", "reject", Decision.ESCALATED),
+        ("reject", "escalate", Decision.ESCALATED),
+    ],
+)
 def test_decision_rule(a, b, expected):
     assert decide(Verdict(a), Verdict(b)) is expected and decide(Verdict(b), Verdict(a)) is expected
 
@@ -72,7 +87,9 @@ def test_audit_sample_meets_the_rate_and_only_tops_up():
 
 def test_allocation_two_independent_reviewers_under_wip_cap_and_conflicts():
     pool = [
-        reviewer("r1", affiliation="uniA"), reviewer("r2", affiliation="uniA"), reviewer("r3", affiliation="uniB"),
+        reviewer("r1", affiliation="uniA"),
+        reviewer("r2", affiliation="uniA"),
+        reviewer("r3", affiliation="uniB"),
         reviewer("r4", affiliation="uniC", declared_conflicts=frozenset({"author9"})),
         reviewer("r5", discipline="chemistry"),
         Reviewer(reviewer_id="r6", disciplines=frozenset({"law"}), exam_round1_passed=True, exam_round2_passed=False),
@@ -120,9 +137,12 @@ def test_settlement_ledger_bonus_penalty_and_whitelist():
         return Rating(item_id=item, reviewer_id=rid, scores=scores(**ch), verdict=Verdict(verdict))
 
     ratings = [
-        rate("q1", "r1"), rate("q1", "r2", logical_rigor=3),  # r1 matches the reference better and clears the bar
-        rate("q2", "r1"), rate("q2", "r2"),  # lazy consensus on a flawed item: both score low, no bonus
-        rate("q3", "r1", "reject", factuality=1), rate("q3", "r2", "approve"),  # split -> committee
+        rate("q1", "r1"),
+        rate("q1", "r2", logical_rigor=3),  # r1 matches the reference better and clears the bar
+        rate("q2", "r1"),
+        rate("q2", "r2"),  # lazy consensus on a flawed item: both score low, no bonus
+        rate("q3", "r1", "reject", factuality=1),
+        rate("q3", "r2", "approve"),  # split -> committee
     ]
     references = {"q1": PERFECT, "q2": scores(factuality=1, source_reliability=1), "q3": scores(factuality=1)}
     out = settle_round(ratings, references, {"q2": True}, POLICY, committee={"q3": Decision.REJECTED})

@@ -29,7 +29,9 @@ def test_table5_counts_and_wilson_intervals():
     assert (t["flat", "audit_flagged_rate"]["k"], t["flat", "audit_flagged_rate"]["n"]) == (1, 2)
     assert (t["tournament", "audit_flagged_rate"]["k"], t["tournament", "audit_flagged_rate"]["n"]) == (0, 1)
     ci = stats.binomtest(2, 4).proportion_ci(method="wilson")
-    assert (t["flat", "caught_flaw_rate"]["ci_low"], t["flat", "caught_flaw_rate"]["ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert (t["flat", "caught_flaw_rate"]["ci_low"], t["flat", "caught_flaw_rate"]["ci_high"]) == pytest.approx(
+        (ci.low, ci.high)
+    )
     with pytest.raises(ValueError, match="lacks columns"):
         table5(logs.drop("audited"))
 
@@ -38,10 +40,25 @@ def test_agreement_and_kappa():
     assert cohen_kappa([True, True, False, False], [True, True, False, False]) == 1.0
     assert cohen_kappa([True, False], [False, True]) == -1.0
     assert cohen_kappa([True, True], [True, True]) is None
-    scores = {k: 5 for k in ("representativeness_depth", "factuality", "source_reliability", "logical_rigor",
-                             "distractor_plausibility", "combinatorial_validity")}
-    pair = {"spec": "s", "discipline": "d", "verdict_a": "approve", "verdict_b": "reject",
-            "scores_a": scores, "scores_b": {**scores, "factuality": 2}}
+    scores = {
+        k: 5
+        for k in (
+            "representativeness_depth",
+            "factuality",
+            "source_reliability",
+            "logical_rigor",
+            "distractor_plausibility",
+            "combinatorial_validity",
+        )
+    }
+    pair = {
+        "spec": "s",
+        "discipline": "d",
+        "verdict_a": "approve",
+        "verdict_b": "reject",
+        "scores_a": scores,
+        "scores_b": {**scores, "factuality": 2},
+    }
     (row,) = agreement([pair])
     assert row["pairs"] == 1 and row["verdict_agreement"] == 0 and row["mean_abs_rubric_diff"] == pytest.approx(0.5)
 
@@ -56,7 +73,9 @@ def test_simulated_round_ledger_is_consistent_and_tournament_beats_flat():
     for c in sim.calibrations:
         bonus = ledger.filter((pl.col("kind") == "bonus") & (pl.col("discipline") == c.discipline))
         per_item = bonus.group_by("item_id").agg(pl.col("amount").sum())["amount"]
-        assert per_item.max() <= c.bonus_target + 0.011 and per_item.min() > c.bonus_target  # one B per item, >= Corollary 1.2
+        assert (
+            per_item.max() <= c.bonus_target + 0.011 and per_item.min() > c.bonus_target
+        )  # one B per item, >= Corollary 1.2
         assert c.dp_min > 0
     penalties = ledger.filter(pl.col("kind") == "penalty")
     assert set(penalties["amount"]) <= {-cfg.audit_penalty}

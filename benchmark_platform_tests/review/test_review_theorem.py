@@ -16,11 +16,22 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from benchmark_platform.review.calibration import (
-    bonus_dominant, bonus_for_effort_rate, bonus_for_mean_quality, bonus_with_whitelist, expected_bonus,
+    bonus_dominant,
+    bonus_for_effort_rate,
+    bonus_for_mean_quality,
+    bonus_with_whitelist,
+    expected_bonus,
     win_probabilities,
 )
 from benchmark_platform.review.game import (
-    GameParams, dp_min_of, effort_gain_mc, equilibrium_rates, fosd_gap, play, released_quality, win_probabilities_mc,
+    GameParams,
+    dp_min_of,
+    effort_gain_mc,
+    equilibrium_rates,
+    fosd_gap,
+    play,
+    released_quality,
+    win_probabilities_mc,
 )
 
 N = 20_000
@@ -30,10 +41,24 @@ SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=N
 
 params = st.builds(
     lambda mu_low, gap, sq, se, cm, cs, tau_shift, bonus, transform: GameParams(
-        mu_low=mu_low, mu_high=mu_low + gap, sigma_q=sq, sigma_eps=se, cost_mean=cm, cost_sd=cs,
-        tau=mu_low + tau_shift, bonus=bonus, transform=transform),
-    mu_low=st.floats(-1, 1), gap=st.floats(0.2, 2), sq=st.floats(0.3, 1.5), se=st.floats(0.1, 1.5),
-    cm=st.floats(-0.5, 2), cs=st.floats(0.1, 1.5), tau_shift=st.floats(-1, 2.5), bonus=st.floats(0, 6),
+        mu_low=mu_low,
+        mu_high=mu_low + gap,
+        sigma_q=sq,
+        sigma_eps=se,
+        cost_mean=cm,
+        cost_sd=cs,
+        tau=mu_low + tau_shift,
+        bonus=bonus,
+        transform=transform,
+    ),
+    mu_low=st.floats(-1, 1),
+    gap=st.floats(0.2, 2),
+    sq=st.floats(0.3, 1.5),
+    se=st.floats(0.1, 1.5),
+    cm=st.floats(-0.5, 2),
+    cs=st.floats(0.1, 1.5),
+    tau_shift=st.floats(-1, 2.5),
+    bonus=st.floats(0, 6),
     transform=st.sampled_from(["identity", "tanh", "cubic"]),
 )
 
@@ -133,7 +158,13 @@ def test_corollary1_mean_quality_target_is_met(p, share, seed):
 
 
 @SETTINGS
-@given(p=params, delta_c=st.floats(0.1, 3), loss_gap=st.floats(0, 0.5), omega=st.floats(0, 5), seed=st.integers(0, 2**32 - 1))
+@given(
+    p=params,
+    delta_c=st.floats(0.1, 3),
+    loss_gap=st.floats(0, 0.5),
+    omega=st.floats(0, 5),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_whitelist_extension_lowers_the_needed_bonus(p, delta_c, loss_gap, omega, seed):
     p = p.model_copy(update={"transform": "identity"})
     exact = win_probabilities(*normal_laws(p), p.tau)

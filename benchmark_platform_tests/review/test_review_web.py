@@ -22,7 +22,9 @@ def client(world) -> TestClient:
 
 def log_in(c: TestClient, name: str, password: str = PASSWORD):
     token = CSRF.search(c.get("/login").text).group(1)
-    return c.post("/login", data={"reviewer_id": name, "password": password, "csrf_token": token}, follow_redirects=False)
+    return c.post(
+        "/login", data={"reviewer_id": name, "password": password, "csrf_token": token}, follow_redirects=False
+    )
 
 
 def assigned(world) -> dict[str, list[dict]]:
@@ -35,8 +37,13 @@ def assigned(world) -> dict[str, list[dict]]:
 
 def rating_form(c: TestClient, blind_id: str, verdict: str = "approve", comment: str = "", **scores: int) -> dict:
     token = CSRF.search(c.get(f"/review/{blind_id}").text).group(1)
-    return {**{k: str(scores.get(k, 5)) for k in RUBRICS}, "verdict": verdict, "comment": comment,
-            "seconds_on_page": "30", "csrf_token": token}
+    return {
+        **{k: str(scores.get(k, 5)) for k in RUBRICS},
+        "verdict": verdict,
+        "comment": comment,
+        "seconds_on_page": "30",
+        "csrf_token": token,
+    }
 
 
 @pytest.fixture
@@ -66,7 +73,10 @@ def test_login_session_logout_and_expiry(world):
     token = c.cookies[SESSION_COOKIE]
     # expire the session server-side: the same cookie no longer works
     with world.db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("UPDATE review_sessions SET expires_at = now() - interval '1 second' WHERE reviewer_id = %s", (world.reviewers[0],))
+        cur.execute(
+            "UPDATE review_sessions SET expires_at = now() - interval '1 second' WHERE reviewer_id = %s",
+            (world.reviewers[0],),
+        )
     assert c.get("/", follow_redirects=False).headers["location"] == "/login"
     log_in(c, world.reviewers[0])
     home = c.get("/")
@@ -101,11 +111,22 @@ def test_reviewer_reaches_only_own_assignments_and_never_the_other_reviewer(worl
     assert ca.get("/review/not-a-handle").status_code == 404
     forged = rating_form(ca, blind_a, comment="forged")
     assert ca.post(f"/review/{blind_b}", data=forged).status_code == 404
-    assert world.db.scalar("SELECT count(*) FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s", (blind_b,)) == 0
+    assert (
+        world.db.scalar(
+            "SELECT count(*) FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s",
+            (blind_b,),
+        )
+        == 0
+    )
 
     # B rates with a distinctive comment; A's page must show none of it, before or after A rates
     marker = "MARKER-" + world.spec
-    assert cb.post(f"/review/{blind_b}", data=rating_form(cb, blind_b, "reject", marker, factuality=1), follow_redirects=False).status_code == 303
+    assert (
+        cb.post(
+            f"/review/{blind_b}", data=rating_form(cb, blind_b, "reject", marker, factuality=1), follow_redirects=False
+        ).status_code
+        == 303
+    )
     page = ca.get(f"/review/{blind_a}").text
     assert marker not in page and b not in page and "reject" not in page.split('name="verdict"')[0]
     assert ca.post(f"/review/{blind_a}", data=rating_form(ca, blind_a), follow_redirects=False).status_code == 303
@@ -128,10 +149,18 @@ def test_rating_needs_csrf_same_origin_and_is_final(world):
     assert c.post(f"/review/{blind}", data=form, follow_redirects=False).status_code == 303
     assert c.post(f"/review/{blind}", data=form).status_code == 409
     row = world.db.query(
-        """SELECT r.* , a.item_id FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""", (blind,))[0]
+        """SELECT r.* , a.item_id FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""",
+        (blind,),
+    )[0]
     assert row["verdict"] == "revise" and row["scores"]["logical_rigor"] == 2 and 0 <= row["seconds_on_page"] <= 30
-    labels = world.db.query("SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s", (row["item_id"], rid))
-    assert {r["rubric"]: r["rating"] for r in labels} == {**{k: 5.0 for k in RUBRICS}, "logical_rigor": 2.0, "approve": 0.0}
+    labels = world.db.query(
+        "SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s", (row["item_id"], rid)
+    )
+    assert {r["rubric"]: r["rating"] for r in labels} == {
+        **{k: 5.0 for k in RUBRICS},
+        "logical_rigor": 2.0,
+        "approve": 0.0,
+    }
 
 
 def test_security_headers(world):
@@ -156,10 +185,19 @@ def test_admin_sees_both_reviews_and_records_validation_committee_and_audit(worl
     pair = [r for r, mine in rows.items() if any(x["item_id"] == item for x in mine)]
     assert all(f"note by {r}" in detail for r in pair)
     token = CSRF.search(detail).group(1)
-    saved = admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "validate", **{k: "4" for k in RUBRICS}})
+    saved = admin.post(
+        f"/admin/item/{item}/1", data={"csrf_token": token, "action": "validate", **{k: "4" for k in RUBRICS}}
+    )
     assert "Validation saved." in saved.text
     assert world.db.scalar("SELECT reference->>'factuality' FROM review_validations WHERE item_id = %s", (item,)) == "4"
-    assert "Committee decision saved." in admin.post(
-        f"/admin/item/{item}/1", data={"csrf_token": token, "action": "committee", "decision": "rejected"}).text
-    assert "not drawn for audit" in admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "audit", "flawed": "yes"}).text
+    assert (
+        "Committee decision saved."
+        in admin.post(
+            f"/admin/item/{item}/1", data={"csrf_token": token, "action": "committee", "decision": "rejected"}
+        ).text
+    )
+    assert (
+        "not drawn for audit"
+        in admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "audit", "flawed": "yes"}).text
+    )
     assert admin.post(f"/admin/item/{item}/1", data={"csrf_token": "x", "action": "validate"}).status_code == 403

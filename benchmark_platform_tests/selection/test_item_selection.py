@@ -51,34 +51,49 @@ def audited(fresh_database):
     resources = _resources(defs, db)
     with dg.instance_for_test() as instance:
         for source in SOURCES:
-            dg.materialize([graph["source_documents"], graph["fact_candidates"]], partition_key=source,
-                           resources=resources, instance=instance)
+            dg.materialize(
+                [graph["source_documents"], graph["fact_candidates"]],
+                partition_key=source,
+                resources=resources,
+                instance=instance,
+            )
         for discipline in DISCIPLINES:
-            dg.materialize([graph[name] for name in UPSTREAM], partition_key=discipline, resources=resources,
-                           instance=instance)
+            dg.materialize(
+                [graph[name] for name in UPSTREAM], partition_key=discipline, resources=resources, instance=instance
+            )
     return db, spec
 
 
 def _survivors(db, discipline):
     """Items of the latest audit run that its policy did not drop."""
-    return {r["item_id"] for r in db.query(
-        """WITH run AS (SELECT max(audit_run_id) AS id FROM audit_runs WHERE spec = 'wine' AND discipline = %s)
+    return {
+        r["item_id"]
+        for r in db.query(
+            """WITH run AS (SELECT max(audit_run_id) AS id FROM audit_runs WHERE spec = 'wine' AND discipline = %s)
            SELECT DISTINCT f.item_id FROM audit_findings f, run WHERE f.audit_run_id = run.id AND NOT EXISTS (
                SELECT 1 FROM audit_policy p WHERE p.audit_run_id = run.id AND p.item_id = f.item_id
-               AND p.action = 'drop')""", (discipline,))}
+               AND p.action = 'drop')""",
+            (discipline,),
+        )
+    }
 
 
 def _selected(db, discipline):
-    return [r["item_id"] for r in db.query(
-        "SELECT item_id FROM selected_items WHERE spec = 'wine' AND discipline = %s ORDER BY rank", (discipline,))]
+    return [
+        r["item_id"]
+        for r in db.query(
+            "SELECT item_id FROM selected_items WHERE spec = 'wine' AND discipline = %s ORDER BY rank", (discipline,)
+        )
+    ]
 
 
 @pytest.mark.parametrize("discipline", DISCIPLINES)
 def test_items_are_selected_after_audit_with_a_certified_ratio(audited, discipline):
     db, spec = audited
     event = select_items(spec, db, discipline)
-    row = db.query("SELECT * FROM selections WHERE spec = 'wine' AND discipline = %s AND target = 'items'",
-                   (discipline,))
+    row = db.query(
+        "SELECT * FROM selections WHERE spec = 'wine' AND discipline = %s AND target = 'items'", (discipline,)
+    )
     assert len(row) == 1 and row[0]["manual_review"] is None, row
     row = row[0]
     assert 0 < row["certified_ratio"] <= 1 and row["objective"] <= row["upper_bound"] + 1e-12
@@ -92,8 +107,13 @@ def test_items_are_selected_after_audit_with_a_certified_ratio(audited, discipli
     assert metadata["certified_ratio"].value == pytest.approx(row["certified_ratio"])
     assert metadata["fallback_signatures_used"].value  # no signature model in the wine spec
     # the facts' selection and centrality run are untouched by the item selection
-    assert db.scalar("SELECT count(*) FROM selections WHERE spec = 'wine' AND discipline = %s AND target = 'facts'",
-                     (discipline,)) == 1
+    assert (
+        db.scalar(
+            "SELECT count(*) FROM selections WHERE spec = 'wine' AND discipline = %s AND target = 'facts'",
+            (discipline,),
+        )
+        == 1
+    )
     # a rerun replaces the partition's selection with the same one
     select_items(spec, db, discipline)
     assert _selected(db, discipline) == chosen
@@ -106,8 +126,10 @@ def test_an_item_the_audit_policy_drops_is_never_selected(audited):
     victim = _selected(db, discipline)[0]
     run = db.scalar("SELECT max(audit_run_id) FROM audit_runs WHERE spec = 'wine' AND discipline = %s", (discipline,))
     with db.transaction() as conn, conn.cursor() as cur:
-        cur.execute("INSERT INTO audit_policy (audit_run_id, item_id, action, reason) VALUES (%s, %s, 'drop', 'test')",
-                    (run, victim))
+        cur.execute(
+            "INSERT INTO audit_policy (audit_run_id, item_id, action, reason) VALUES (%s, %s, 'drop', 'test')",
+            (run, victim),
+        )
     try:
         event = select_items(spec, db, discipline)
         assert victim not in _selected(db, discipline)
@@ -115,8 +137,9 @@ def test_an_item_the_audit_policy_drops_is_never_selected(audited):
         assert event.metadata["scored_candidates"].value == len(_survivors(db, discipline))
     finally:
         with db.transaction() as conn, conn.cursor() as cur:
-            cur.execute("DELETE FROM audit_policy WHERE audit_run_id = %s AND item_id = %s AND reason = 'test'",
-                        (run, victim))
+            cur.execute(
+                "DELETE FROM audit_policy WHERE audit_run_id = %s AND item_id = %s AND reason = 'test'", (run, victim)
+            )
 
 
 def test_missing_anchor_files_send_the_item_selection_to_manual_review(audited, tmp_path):
@@ -127,8 +150,10 @@ def test_missing_anchor_files_send_the_item_selection_to_manual_review(audited, 
     bare = spec.model_copy(update={"directory": copy})
     try:
         select_items(bare, db, "grape_varieties")
-        row = db.query("SELECT method, manual_review FROM selections WHERE spec = 'wine' "
-                       "AND discipline = 'grape_varieties' AND target = 'items'")
+        row = db.query(
+            "SELECT method, manual_review FROM selections WHERE spec = 'wine' "
+            "AND discipline = 'grape_varieties' AND target = 'items'"
+        )
         assert row == [{"method": "manual_review", "manual_review": "no anchor files"}]
         assert _selected(db, "grape_varieties") == []
     finally:
@@ -137,8 +162,15 @@ def test_missing_anchor_files_send_the_item_selection_to_manual_review(audited, 
 
 def test_item_signatures_come_from_the_signature_model_when_the_spec_names_one(audited):
     db, spec = audited
-    reply = json.dumps({"method_family": "appellation lookup", "core_principle": "delimited areas",
-                        "answer_type": "entity", "constraints": [], "alignment": 0.9})
+    reply = json.dumps(
+        {
+            "method_family": "appellation lookup",
+            "core_principle": "delimited areas",
+            "answer_type": "entity",
+            "constraints": [],
+            "alignment": 0.9,
+        }
+    )
     with scripted_servers() as start:
         server = start(Script(default_reply=reply))
         model = ModelConfig(name="signer", family="scripted", base_url=server.base_url, model="item-signatures")

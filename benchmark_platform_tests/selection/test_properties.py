@@ -27,14 +27,34 @@ def problems(draw: st.DrawFn, *, quotas: bool, conflicts: bool) -> SelectionProb
     strata = rng.integers(0, h, n)
     counts = np.bincount(strata, minlength=h)
     lower = np.array([draw(st.integers(0, int(c))) for c in counts]) if quotas else np.zeros(h, int)
-    upper = np.array([draw(st.integers(int(lo), max(int(lo), int(c)))) for lo, c in zip(lower, counts)]) if quotas else np.array([n])
+    upper = (
+        np.array([draw(st.integers(int(lo), max(int(lo), int(c)))) for lo, c in zip(lower, counts, strict=True)])
+        if quotas
+        else np.array([n])
+    )
     pairs = np.array([p for p in itertools.combinations(range(n), 2) if rng.random() < 0.15], dtype=np.int64)
-    return _problem(strata, h, lower, upper, weights, dense, k,
-                    pairs.reshape(-1, 2) if conflicts else np.zeros((0, 2), dtype=np.int64))
+    return _problem(
+        strata,
+        h,
+        lower,
+        upper,
+        weights,
+        dense,
+        k,
+        pairs.reshape(-1, 2) if conflicts else np.zeros((0, 2), dtype=np.int64),
+    )
 
 
-def _problem(strata: np.ndarray, h: int, lower: np.ndarray, upper: np.ndarray, weights: np.ndarray,
-             dense: np.ndarray, k: int, conflicts: np.ndarray) -> SelectionProblem:
+def _problem(
+    strata: np.ndarray,
+    h: int,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    weights: np.ndarray,
+    dense: np.ndarray,
+    k: int,
+    conflicts: np.ndarray,
+) -> SelectionProblem:
     return SelectionProblem(
         candidate_ids=tuple(f"c{i}" for i in range(len(strata))),
         strata=strata,
@@ -195,8 +215,9 @@ def tied_problems(draw: st.DrawFn) -> SelectionProblem:
     lower = np.array([min(int(c), int(rng.integers(0, 3))) for c in counts])
     upper = np.array([max(int(lo), int(c) - int(rng.integers(0, 3))) for lo, c in zip(lower, counts, strict=True)])
     pairs = rng.integers(0, n, (draw(st.integers(0, n)), 2))
-    return _problem(strata, h, lower, upper, rng.integers(1, 3, m).astype(float), dense, k,
-                    pairs[pairs[:, 0] != pairs[:, 1]])
+    return _problem(
+        strata, h, lower, upper, rng.integers(1, 3, m).astype(float), dense, k, pairs[pairs[:, 0] != pairs[:, 1]]
+    )
 
 
 def _outcome(problem: SelectionProblem, **kwargs):

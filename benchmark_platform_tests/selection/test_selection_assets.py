@@ -11,8 +11,8 @@ import pytest
 
 from benchmark_platform.defs.anchors import build_defs as anchors_defs
 from benchmark_platform.defs.centrality import build_defs as centrality_defs
-from benchmark_platform.defs.selection import build_defs as selection_defs
 from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.selection import build_defs as selection_defs
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 
@@ -51,21 +51,40 @@ def _seed_facts(db: Database, spec: str) -> None:
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO sources (source_id, spec, adapter, title, publisher, base_url, tier, licence, attribution)
-               VALUES ('test_src', %s, 'test', 'Test', 'Test', 'https://example.org', 1, 'CC0', 'test')""", (spec,))
+               VALUES ('test_src', %s, 'test', 'Test', 'Test', 'https://example.org', 1, 'CC0', 'test')""",
+            (spec,),
+        )
         for discipline, sentences in FACTS.items():
             text = " ".join(sentences)
             doc = hashlib.sha256(discipline.encode()).hexdigest()[:20]
             cur.execute(
                 """INSERT INTO documents (document_id, source_id, url, retrieved_at, media_type, content_hash, raw, text, title)
                    VALUES (%s, 'test_src', %s, now(), 'text/plain', %s, %s, %s, %s)""",
-                (doc, f"https://example.org/{discipline}", hashlib.sha256(text.encode()).hexdigest(), text.encode(), text, discipline))
+                (
+                    doc,
+                    f"https://example.org/{discipline}",
+                    hashlib.sha256(text.encode()).hexdigest(),
+                    text.encode(),
+                    text,
+                    discipline,
+                ),
+            )
             start = 0
             for sentence in sentences:
                 cur.execute(
                     """INSERT INTO facts (fact_id, spec, discipline, document_id, span_start, span_end, text, text_hash, method)
                        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'sentence')""",
-                    (fact_id(sentence), spec, discipline, doc, start, start + len(sentence),
-                     sentence, hashlib.sha256(sentence.encode()).hexdigest()))
+                    (
+                        fact_id(sentence),
+                        spec,
+                        discipline,
+                        doc,
+                        start,
+                        start + len(sentence),
+                        sentence,
+                        hashlib.sha256(sentence.encode()).hexdigest(),
+                    ),
+                )
                 start += len(sentence) + 1
 
 
@@ -75,11 +94,16 @@ def wine_db(fresh_database):
 
 
 def _materialize(spec, db, discipline):
-    assets = [a for stage in (anchors_defs, centrality_defs, selection_defs) for a in stage(spec).assets
-              if a.key.path[-1] != "selected_items"]  # the item selection runs after the audit (test_item_selection)
+    assets = [
+        a
+        for stage in (anchors_defs, centrality_defs, selection_defs)
+        for a in stage(spec).assets
+        if a.key.path[-1] != "selected_items"
+    ]  # the item selection runs after the audit (test_item_selection)
     with dg.instance_for_test() as instance:
-        return dg.materialize(assets, partition_key=discipline, instance=instance,
-                              resources={"database": DatabaseResource(url=db.url)})
+        return dg.materialize(
+            assets, partition_key=discipline, instance=instance, resources={"database": DatabaseResource(url=db.url)}
+        )
 
 
 @pytest.mark.parametrize("discipline", ["business", "viticulture"])
@@ -91,14 +115,28 @@ def test_selection_records_a_certified_ratio_and_reruns_idempotently(wine_db, di
     selection = wine_db.query("SELECT * FROM selections WHERE spec = 'wine' AND discipline = %s", (discipline,))
     assert len(selection) == 1 and selection[0]["manual_review"] is None
     assert 0 < selection[0]["certified_ratio"] <= 1 and selection[0]["objective"] <= selection[0]["upper_bound"] + 1e-12
-    chosen = wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = %s", (discipline,))
+    chosen = wine_db.scalar(
+        "SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = %s", (discipline,)
+    )
     assert chosen == selection[0]["k_total"]
-    assert wine_db.scalar("SELECT count(*) FROM anchor_imports WHERE spec = 'wine' AND discipline = %s", (discipline,)) == 1
-    assert wine_db.scalar("SELECT count(*) FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,)) == 1
-    run = wine_db.query("SELECT fallback_used FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,))
+    assert (
+        wine_db.scalar("SELECT count(*) FROM anchor_imports WHERE spec = 'wine' AND discipline = %s", (discipline,))
+        == 1
+    )
+    assert (
+        wine_db.scalar("SELECT count(*) FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,))
+        == 1
+    )
+    run = wine_db.query(
+        "SELECT fallback_used FROM centrality_runs WHERE spec = 'wine' AND discipline = %s", (discipline,)
+    )
     assert run[0]["fallback_used"]  # no LLM configured: psi from deterministic features, and the run says so
-    metadata = [m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey(["wine", "selected_facts"])]
-    assert metadata[0].materialization.metadata["certified_ratio"].value == pytest.approx(selection[0]["certified_ratio"])
+    metadata = [
+        m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey(["wine", "selected_facts"])
+    ]
+    assert metadata[0].materialization.metadata["certified_ratio"].value == pytest.approx(
+        selection[0]["certified_ratio"]
+    )
 
 
 def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_path):
@@ -108,7 +146,9 @@ def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_
     shutil.rmtree(copy / "anchors" / "viticulture")
     bare = spec.model_copy(update={"directory": copy})
     assert _materialize(bare, wine_db, "viticulture").success
-    row = wine_db.query("SELECT method, manual_review FROM selections WHERE spec = 'wine' AND discipline = 'viticulture'")
+    row = wine_db.query(
+        "SELECT method, manual_review FROM selections WHERE spec = 'wine' AND discipline = 'viticulture'"
+    )
     assert row == [{"method": "manual_review", "manual_review": "no anchor files"}]
     assert wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = 'viticulture'") == 0
 
@@ -120,8 +160,9 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
     moved = spec.model_copy(update={"directory": copy})
     stage = anchors_defs(moved)
     (sensor,) = stage.sensors
-    defs = dg.Definitions(assets=stage.assets, sensors=[sensor],
-                          resources={"database": DatabaseResource(url="postgresql://unused")})
+    defs = dg.Definitions(
+        assets=stage.assets, sensors=[sensor], resources={"database": DatabaseResource(url="postgresql://unused")}
+    )
 
     def tick(cursor):
         return sensor.evaluate_tick(dg.build_sensor_context(cursor=cursor, definitions=defs))
@@ -131,7 +172,8 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
     unchanged = tick(first.cursor)
     assert unchanged.run_requests == []
     (copy / "anchors" / "business" / "anchors.yaml").write_text(
-        (copy / "anchors" / "business" / "anchors.yaml").read_text() + "\n# edited\n")
+        (copy / "anchors" / "business" / "anchors.yaml").read_text() + "\n# edited\n"
+    )
     changed = tick(first.cursor)
     assert [r.partition_key for r in changed.run_requests] == ["business"]
     assert json.loads(changed.cursor)["business"] != json.loads(first.cursor)["business"]
@@ -144,12 +186,19 @@ def test_a_bad_anchor_file_fails_the_import_naming_the_row_and_writes_nothing(wi
     (copy / "anchors" / "winemaking" / "pair_labels.csv").write_text("q,u,y_T,y_U\nwm_a1,wm_p1,1,0\nwm_a1,nope,0,0\n")
     (copy / "anchors" / "winemaking" / "anchors.yaml").write_text(
         (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("pair_labels:")[0]
-        + "strata:" + (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("strata:")[1])
+        + "strata:"
+        + (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("strata:")[1]
+    )
     bad = spec.model_copy(update={"directory": copy})
     before = wine_db.scalar("SELECT count(*) FROM anchor_imports")
     with dg.instance_for_test() as instance:
-        result = dg.materialize(anchors_defs(bad).assets, partition_key="winemaking", instance=instance,
-                                resources={"database": DatabaseResource(url=wine_db.url)}, raise_on_error=False)
+        result = dg.materialize(
+            anchors_defs(bad).assets,
+            partition_key="winemaking",
+            instance=instance,
+            resources={"database": DatabaseResource(url=wine_db.url)},
+            raise_on_error=False,
+        )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     cause = failure.event_specific_data.error.cause

@@ -21,8 +21,15 @@ from benchmark_platform_tests.selection.test_selection_assets import FACTS, fact
 
 
 def _answer(alignment: float, method: str = "declaration analysis") -> str:
-    return json.dumps({"method_family": method, "core_principle": "appellation production rules",
-                       "answer_type": "proposition", "constraints": ["hectolitres"], "alignment": alignment})
+    return json.dumps(
+        {
+            "method_family": method,
+            "core_principle": "appellation production rules",
+            "answer_type": "proposition",
+            "constraints": ["hectolitres"],
+            "alignment": alignment,
+        }
+    )
 
 
 UNCERTAIN = FACTS["business"][4]  # alignment 0.55: inside the uncertainty band, so re-checked once
@@ -38,10 +45,13 @@ def db(fresh_database):
 @pytest.fixture(scope="module")
 def server():
     script = Script(
-        rules=[Rule(match=UNCERTAIN, reply=_answer(0.55)),
-               *(Rule(match=m, reply=_answer(0.1, "viticulture")) for m in OFF_TOPIC),
-               Rule(match=BROKEN, reply="I cannot answer in JSON, sorry.")],
-        default_reply="```json\n" + _answer(0.9) + "\n```")
+        rules=[
+            Rule(match=UNCERTAIN, reply=_answer(0.55)),
+            *(Rule(match=m, reply=_answer(0.1, "viticulture")) for m in OFF_TOPIC),
+            Rule(match=BROKEN, reply="I cannot answer in JSON, sorry."),
+        ],
+        default_reply="```json\n" + _answer(0.9) + "\n```",
+    )
     with scripted_servers() as start:
         yield start(script)
 
@@ -56,13 +66,21 @@ def _materialize(spec, db, discipline):
     assets = [a for stage in (anchors_defs, centrality_defs) for a in stage(spec).assets]
     database = DatabaseResource(url=db.url)
     with dg.instance_for_test() as instance:
-        return dg.materialize(assets, partition_key=discipline, instance=instance, raise_on_error=False,
-                              resources={"database": database, "llm": LLMGatewayResource(database=database)})
+        return dg.materialize(
+            assets,
+            partition_key=discipline,
+            instance=instance,
+            raise_on_error=False,
+            resources={"database": database, "llm": LLMGatewayResource(database=database)},
+        )
 
 
 def _metadata(result):
-    (event,) = [e for e in result.get_asset_materialization_events()
-                if e.asset_key == dg.AssetKey(["wine", "support_centrality"])]
+    (event,) = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key == dg.AssetKey(["wine", "support_centrality"])
+    ]
     return {k: getattr(v, "value", v) for k, v in event.materialization.metadata.items()}
 
 
@@ -71,11 +89,14 @@ def test_signatures_come_from_the_model_through_the_gateway_and_its_cache(db, se
     first = _materialize(spec, db, "business")
     assert first.success
     meta = _metadata(first)
-    rows = db.query("SELECT item_id, role, method_family, raw_alignment, fallback, rechecked FROM item_signatures "
-                    "WHERE spec = 'wine' AND discipline = 'business'")
+    rows = db.query(
+        "SELECT item_id, role, method_family, raw_alignment, fallback, rechecked FROM item_signatures "
+        "WHERE spec = 'wine' AND discipline = 'business'"
+    )
     assert rows and not any(r["fallback"] for r in rows)
-    assert db.scalar("SELECT fallback_used FROM centrality_runs WHERE spec = 'wine' "
-                     "AND discipline = 'business'") is False
+    assert (
+        db.scalar("SELECT fallback_used FROM centrality_runs WHERE spec = 'wine' AND discipline = 'business'") is False
+    )
     assert meta["fallback_signatures_used"] is False and meta["signature_source"] == "llm signer"
     by_id = {r["item_id"]: r for r in rows}
     uncertain = by_id[fact_id(UNCERTAIN)]
@@ -95,8 +116,13 @@ def test_signatures_come_from_the_model_through_the_gateway_and_its_cache(db, se
     again = _metadata(second)
     assert again["llm_cache_hits"] == again["llm_calls"] == meta["llm_calls"] and again["llm_provider_calls"] == 0
     assert server.server.calls == calls
-    assert db.query("SELECT item_id, role, method_family, raw_alignment, fallback, rechecked FROM item_signatures "
-                    "WHERE spec = 'wine' AND discipline = 'business'") == rows
+    assert (
+        db.query(
+            "SELECT item_id, role, method_family, raw_alignment, fallback, rechecked FROM item_signatures "
+            "WHERE spec = 'wine' AND discipline = 'business'"
+        )
+        == rows
+    )
 
 
 def test_an_invalid_signature_answer_fails_naming_the_item_and_persists_nothing(db, server):

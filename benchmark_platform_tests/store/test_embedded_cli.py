@@ -33,9 +33,11 @@ def test_embedded_server_up_url_down_round_trip(embedded):
 
 def test_cli_db_commands(tmp_path):
     """The real console entry point, as a user runs it (the project-local embedded server)."""
+
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "benchmark_platform.cli.main", *args],
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "benchmark_platform.cli.main", *args], capture_output=True, text=True, timeout=300
+        )
 
     up = cli("db", "up")
     assert up.returncode == 0, up.stderr

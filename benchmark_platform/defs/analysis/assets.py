@@ -13,8 +13,18 @@ from benchmark_platform.defs.common import DatabaseResource, counts_metadata, ke
 from benchmark_platform.evaluation import RESULT_COLUMNS, telemetry_summary
 from benchmark_platform.spec import BenchmarkSpec
 
-SHOWN = ("ranking_stability", "tiers", "discrimination", "self_preference", "reasoning_lift", "tool_use",
-         "closed_book", "cost_frontier", "scaling", "telemetry")
+SHOWN = (
+    "ranking_stability",
+    "tiers",
+    "discrimination",
+    "self_preference",
+    "reasoning_lift",
+    "tool_use",
+    "closed_book",
+    "cost_frontier",
+    "scaling",
+    "telemetry",
+)
 
 
 def _b64(png: bytes) -> str:
@@ -25,11 +35,15 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     generator_families = {m.name: m.family for m in getattr(spec, "models", [])}  # the gateway's model configs
     settings = hashlib.sha256(spec.analysis.model_dump_json().encode()).hexdigest()[:12]
 
-    @dg.asset(key=key(spec, "analysis"), group_name="analysis", code_version=f"analysis-1-{settings}",
-              deps=[dg.AssetDep(key(spec, "evaluation_answers"), partition_mapping=dg.AllPartitionMapping())],
-              description="Leaderboard and per-group accuracy with bootstrap 95% CIs, ranking stability, resolvable "
-                          "gaps and tiers, discrimination indices, self-preference, reasoning lift, tool-use deltas, "
-                          "closed-book slices, cost frontier, parameter scaling, and plots.")
+    @dg.asset(
+        key=key(spec, "analysis"),
+        group_name="analysis",
+        code_version=f"analysis-1-{settings}",
+        deps=[dg.AssetDep(key(spec, "evaluation_answers"), partition_mapping=dg.AllPartitionMapping())],
+        description="Leaderboard and per-group accuracy with bootstrap 95% CIs, ranking stability, resolvable "
+        "gaps and tiers, discrimination indices, self-preference, reasoning lift, tool-use deltas, "
+        "closed-book slices, cost frontier, parameter scaling, and plots.",
+    )
     def analysis(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         db = database.db
         answers = load_answers(db, spec.name)
@@ -47,10 +61,15 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         metadata = {
             **counts_metadata(**counts),
             "leaderboard (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board)),
-            **{name: dg.MetadataValue.md(markdown_table(report.tables[name], digits=3))
-               for name in SHOWN if name in report.tables},
-            **{f"plot: {name}": dg.MetadataValue.md(f"![{name}](data:image/png;base64,{_b64(png)})")
-               for name, png in sorted(report.plots.items())},
+            **{
+                name: dg.MetadataValue.md(markdown_table(report.tables[name], digits=3))
+                for name in SHOWN
+                if name in report.tables
+            },
+            **{
+                f"plot: {name}": dg.MetadataValue.md(f"![{name}](data:image/png;base64,{_b64(png)})")
+                for name, png in sorted(report.plots.items())
+            },
         }
         return dg.MaterializeResult(metadata=metadata)
 

@@ -16,20 +16,27 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         return dg.Definitions()
     anchors_key = key(spec, "anchors")
 
-    @dg.asset(key=anchors_key, partitions_def=discipline_partitions(spec), group_name="anchors",
-              code_version="anchor-import-1",
-              description="Expert prototype Sigma_d, item and pair labels, strata, quotas and K_d, imported from "
-                          "the spec's anchors/<discipline>/ files (versioned by content hash).")
+    @dg.asset(
+        key=anchors_key,
+        partitions_def=discipline_partitions(spec),
+        group_name="anchors",
+        code_version="anchor-import-1",
+        description="Expert prototype Sigma_d, item and pair labels, strata, quotas and K_d, imported from "
+        "the spec's anchors/<discipline>/ files (versioned by content hash).",
+    )
     def anchors(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         discipline = context.partition_key
         folder = spec.anchors_dir / discipline
         if not (folder / MAIN_FILE).is_file():
             context.log.warning(f"{discipline}: no {folder / MAIN_FILE}; the discipline goes to manual review")
-            return dg.MaterializeResult(metadata={"manual_review": f"no anchor files in {folder}"},
-                                        data_version=dg.DataVersion("none"))
+            return dg.MaterializeResult(
+                metadata={"manual_review": f"no anchor files in {folder}"}, data_version=dg.DataVersion("none")
+            )
         anchor_set = load_anchor_set(folder)  # AnchorFileError names the file and row; nothing is written then
         import_id, new = record_import(database.db, spec.name, anchor_set)
-        context.log.info(f"{discipline}: import {import_id} ({'new' if new else 'unchanged'}) version {anchor_set.version[:12]}")
+        context.log.info(
+            f"{discipline}: import {import_id} ({'new' if new else 'unchanged'}) version {anchor_set.version[:12]}"
+        )
         return dg.MaterializeResult(
             metadata={
                 "import_id": import_id,
@@ -45,8 +52,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             data_version=dg.DataVersion(anchor_set.version),
         )
 
-    @dg.sensor(name=f"{spec.name}_anchor_files", asset_selection=[anchors_key], minimum_interval_seconds=60,
-               description="Re-imports a discipline's anchors when its files are added or change (content hash).")
+    @dg.sensor(
+        name=f"{spec.name}_anchor_files",
+        asset_selection=[anchors_key],
+        minimum_interval_seconds=60,
+        description="Re-imports a discipline's anchors when its files are added or change (content hash).",
+    )
     def anchor_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         seen = json.loads(context.cursor) if context.cursor else {}
         now = {}
@@ -54,8 +65,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             folder = spec.anchors_dir / discipline
             if (folder / MAIN_FILE).is_file():
                 now[discipline] = version_of(anchor_files(folder))
-        requests = [dg.RunRequest(run_key=f"{discipline}:{version}", partition_key=discipline)
-                    for discipline, version in sorted(now.items()) if seen.get(discipline) != version]
+        requests = [
+            dg.RunRequest(run_key=f"{discipline}:{version}", partition_key=discipline)
+            for discipline, version in sorted(now.items())
+            if seen.get(discipline) != version
+        ]
         return dg.SensorResult(run_requests=requests, cursor=json.dumps(now, sort_keys=True))
 
     return dg.Definitions(assets=[anchors], sensors=[anchor_files_sensor])

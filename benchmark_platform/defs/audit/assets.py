@@ -11,7 +11,13 @@ from benchmark_platform.audit.calibration import report_markdown
 from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
-from benchmark_platform.defs.common import DatabaseResource, EmbedderResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import (
+    DatabaseResource,
+    EmbedderResource,
+    counts_metadata,
+    discipline_partitions,
+    key,
+)
 from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -25,22 +31,33 @@ def code_version(spec: BenchmarkSpec) -> str:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     panel = judges(spec)
 
-    @dg.asset(key=key(spec, "audit_calibration"), group_name="audit", code_version=code_version(spec),
-              description="Cohen's kappa (bootstrap 95% CI) of each audit agent against its matching human rubric on "
-                          "the gold labels; agents under the threshold become advisory.")
+    @dg.asset(
+        key=key(spec, "audit_calibration"),
+        group_name="audit",
+        code_version=code_version(spec),
+        description="Cohen's kappa (bootstrap 95% CI) of each audit agent against its matching human rubric on "
+        "the gold labels; agents under the threshold become advisory.",
+    )
     def audit_calibration(database: DatabaseResource, embedder: EmbedderResource) -> dg.MaterializeResult:
         rows = asyncio.run(calibrate_spec(database.db, spec, embedder.embedder))
-        return dg.MaterializeResult(metadata={
-            **counts_metadata(rubric_pairs=len(rows), advisory=len({r.agent for r in rows if r.advisory})),
-            "report": dg.MetadataValue.md(report_markdown(rows, spec.audit.kappa_advisory_below)),
-        })
+        return dg.MaterializeResult(
+            metadata={
+                **counts_metadata(rubric_pairs=len(rows), advisory=len({r.agent for r in rows if r.advisory})),
+                "report": dg.MetadataValue.md(report_markdown(rows, spec.audit.kappa_advisory_below)),
+            }
+        )
 
-    @dg.asset(key=key(spec, "audit_findings"), partitions_def=discipline_partitions(spec), group_name="audit",
-              deps=[key(spec, "items"), key(spec, "audit_calibration")], code_version=code_version(spec),
-              pool=busiest_pool(panel),
-              required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},
-              description="Findings of each audit agent per item (pass/warn/fail; skipped agents say why), corpus "
-                          "verdicts, and the policy's drop / relabel / disclose actions with their reasons.")
+    @dg.asset(
+        key=key(spec, "audit_findings"),
+        partitions_def=discipline_partitions(spec),
+        group_name="audit",
+        deps=[key(spec, "items"), key(spec, "audit_calibration")],
+        code_version=code_version(spec),
+        pool=busiest_pool(panel),
+        required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},
+        description="Findings of each audit agent per item (pass/warn/fail; skipped agents say why), corpus "
+        "verdicts, and the policy's drop / relabel / disclose actions with their reasons.",
+    )
     def audit_findings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         db, embedder = context.resources.database.db, context.resources.embedder.embedder
 
@@ -55,18 +72,28 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         out = done.outcome
         failures = Counter(f.agent for f in out.findings if f.severity == "fail")
         actions = Counter(a.action for a in done.actions)
-        context.log.info(f"{context.partition_key}: {done.items} items, re-judged {len(out.rejudged_items)}; "
-                         f"actions {dict(actions)}; skipped {sorted(a for a, _ in out.skipped)}")
-        return dg.MaterializeResult(metadata={
-            **counts_metadata(items=done.items, findings=len(out.findings), rejudged_items=len(out.rejudged_items),
-                              dropped=actions["drop"], relabelled=actions["relabel"], disclosed=actions["disclose"],
-                              audit_run_id=done.audit_run_id),
-            **llm_totals,
-            "new_audit_run": done.new_run,
-            "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
-            "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
-            "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
-            "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
-        })
+        context.log.info(
+            f"{context.partition_key}: {done.items} items, re-judged {len(out.rejudged_items)}; "
+            f"actions {dict(actions)}; skipped {sorted(a for a, _ in out.skipped)}"
+        )
+        return dg.MaterializeResult(
+            metadata={
+                **counts_metadata(
+                    items=done.items,
+                    findings=len(out.findings),
+                    rejudged_items=len(out.rejudged_items),
+                    dropped=actions["drop"],
+                    relabelled=actions["relabel"],
+                    disclosed=actions["disclose"],
+                    audit_run_id=done.audit_run_id,
+                ),
+                **llm_totals,
+                "new_audit_run": done.new_run,
+                "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
+                "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
+                "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
+                "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
+            }
+        )
 
     return dg.Definitions(assets=[audit_calibration, audit_findings], sensors=[reaudit_sensor(spec)])

@@ -18,17 +18,26 @@ STALE_TAG = "benchmark_platform/stale_items"
 def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
     audit_key = key(spec, "audit_findings")
 
-    @dg.sensor(name=f"{spec.name}_reaudit_stale_items", asset_selection=[audit_key],
-               minimum_interval_seconds=spec.automation.sensor_interval_s, default_status=dg.DefaultSensorStatus.RUNNING,
-               description="Re-audits the items whose facts or content changed, or whose agents have a new version.")
+    @dg.sensor(
+        name=f"{spec.name}_reaudit_stale_items",
+        asset_selection=[audit_key],
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Re-audits the items whose facts or content changed, or whose agents have a new version.",
+    )
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
         requests = []
         for discipline in spec.discipline_keys:
             stale = stale_items(database.db, spec, discipline)
             if stale:
                 digest = hashlib.sha256("\n".join(stale).encode()).hexdigest()[:16]
-                requests.append(dg.RunRequest(run_key=f"reaudit:{discipline}:{digest}", partition_key=discipline,
-                                              tags={TRIGGER_TAG: "stale_items", STALE_TAG: str(len(stale))}))
+                requests.append(
+                    dg.RunRequest(
+                        run_key=f"reaudit:{discipline}:{digest}",
+                        partition_key=discipline,
+                        tags={TRIGGER_TAG: "stale_items", STALE_TAG: str(len(stale))},
+                    )
+                )
                 context.log.info(f"{discipline}: {len(stale)} stale items, e.g. {stale[:5]}")
         return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("no stale items")
 

@@ -22,15 +22,29 @@ AGENTS = [agent.name for agent in DETERMINISTIC_AGENTS]
 NON_JUDGE_AGENTS = [agent.name for agent in ALL_AUDIT_AGENTS if not isinstance(agent, JudgeAgent)]
 
 
-def _check(spec: BenchmarkSpec, asset: str, name: str, description: str, rows: Callable[[DatabaseResource], list],
-           severity: dg.AssetCheckSeverity, blocking: bool) -> dg.AssetChecksDefinition:
+def _check(
+    spec: BenchmarkSpec,
+    asset: str,
+    name: str,
+    description: str,
+    rows: Callable[[DatabaseResource], list],
+    severity: dg.AssetCheckSeverity,
+    blocking: bool,
+) -> dg.AssetChecksDefinition:
     @dg.asset_check(asset=key(spec, asset), name=name, description=description, blocking=blocking)
     def check(database: DatabaseResource) -> dg.AssetCheckResult:
         offending = rows(database)
-        return dg.AssetCheckResult(passed=not offending, severity=severity, description=description, metadata={
-            "offending": dg.MetadataValue.int(len(offending)),
-            "sample": dg.MetadataValue.json([{k: str(v) for k, v in row.items()} for row in offending[:core.SAMPLE]]),
-        })
+        return dg.AssetCheckResult(
+            passed=not offending,
+            severity=severity,
+            description=description,
+            metadata={
+                "offending": dg.MetadataValue.int(len(offending)),
+                "sample": dg.MetadataValue.json(
+                    [{k: str(v) for k, v in row.items()} for row in offending[: core.SAMPLE]]
+                ),
+            },
+        )
 
     return check
 
@@ -38,38 +52,79 @@ def _check(spec: BenchmarkSpec, asset: str, name: str, description: str, rows: C
 def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
     error = dg.AssetCheckSeverity.ERROR
     checks = [
-        _check(spec, "audit_findings", "no_duplicate_options", "No item offers the same option twice.",
-               lambda d: core.duplicate_options(d.db, spec.name), error, True),
-        _check(spec, "audit_findings", "audit_policy_applied",
-               "Every item has each policy agent's verdict in its discipline's latest audit run.",
-               lambda d: core.unaudited_items(d.db, spec.name, AGENTS), error, True),
-        _check(spec, "audit_findings", "calibrated_agents_present",
-               "Every LLM-judged audit agent in the latest runs has a Cohen's-kappa calibration.",
-               lambda d: core.uncalibrated_agents(d.db, spec.name, NON_JUDGE_AGENTS), error, True),
+        _check(
+            spec,
+            "audit_findings",
+            "no_duplicate_options",
+            "No item offers the same option twice.",
+            lambda d: core.duplicate_options(d.db, spec.name),
+            error,
+            True,
+        ),
+        _check(
+            spec,
+            "audit_findings",
+            "audit_policy_applied",
+            "Every item has each policy agent's verdict in its discipline's latest audit run.",
+            lambda d: core.unaudited_items(d.db, spec.name, AGENTS),
+            error,
+            True,
+        ),
+        _check(
+            spec,
+            "audit_findings",
+            "calibrated_agents_present",
+            "Every LLM-judged audit agent in the latest runs has a Cohen's-kappa calibration.",
+            lambda d: core.uncalibrated_agents(d.db, spec.name, NON_JUDGE_AGENTS),
+            error,
+            True,
+        ),
     ]
     if spec.sources:  # specs whose items come from scraped facts; KINA's come from experts and anchors
-        checks.append(_check(spec, "audit_findings", "items_linked_to_facts_and_sources",
-                             "Every item is linked to a fact traced to a stored document of a registered source.",
-                             lambda d: core.unlinked_items(d.db, spec.name), error, True))
+        checks.append(
+            _check(
+                spec,
+                "audit_findings",
+                "items_linked_to_facts_and_sources",
+                "Every item is linked to a fact traced to a stored document of a registered source.",
+                lambda d: core.unlinked_items(d.db, spec.name),
+                error,
+                True,
+            )
+        )
     return checks
 
 
 def warning_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
-    return [_check(spec, "evaluation_answers", "every_item_answered",
-                   "Every configuration answered every item of its discipline.",
-                   lambda d: core.unevaluated_items(d.db, spec.name), dg.AssetCheckSeverity.WARN, False)]
+    return [
+        _check(
+            spec,
+            "evaluation_answers",
+            "every_item_answered",
+            "Every configuration answered every item of its discipline.",
+            lambda d: core.unevaluated_items(d.db, spec.name),
+            dg.AssetCheckSeverity.WARN,
+            False,
+        )
+    ]
 
 
 def freshness_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
     """WARN when a source has not been re-ingested for `automation.source_max_age_hours` (specs with sources)."""
     if not spec.sources:
         return []
-    return list(dg.build_last_update_freshness_checks(
-        assets=[key(spec, "source_documents")], lower_bound_delta=timedelta(hours=spec.automation.source_max_age_hours)))
+    return list(
+        dg.build_last_update_freshness_checks(
+            assets=[key(spec, "source_documents")],
+            lower_bound_delta=timedelta(hours=spec.automation.source_max_age_hours),
+        )
+    )
 
 
 def release_job(spec: BenchmarkSpec) -> UnresolvedAssetJobDefinition:
     inputs = dg.AssetSelection.checks(*[c for check in release_input_checks(spec) for c in check.check_keys])
-    return dg.define_asset_job(f"{spec.name}_release_job",
-                               selection=inputs | dg.AssetSelection.assets(key(spec, "release")),
-                               description="The release's input checks, then the release (skipped if one fails).")
+    return dg.define_asset_job(
+        f"{spec.name}_release_job",
+        selection=inputs | dg.AssetSelection.assets(key(spec, "release")),
+        description="The release's input checks, then the release (skipped if one fails).",
+    )

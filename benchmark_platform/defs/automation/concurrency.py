@@ -11,8 +11,9 @@ STEPS_PER_PROVIDER = 1  # the gateway spreads one step's calls up to the provide
 
 
 def pool_limits(models: list[ModelConfig]) -> dict[str, int]:
-    return {DATABASE_POOL: DATABASE_POOL_SLOTS} | {pool_name(provider): STEPS_PER_PROVIDER
-                                                   for provider in provider_limits(models)}
+    return {DATABASE_POOL: DATABASE_POOL_SLOTS} | {
+        pool_name(provider): STEPS_PER_PROVIDER for provider in provider_limits(models)
+    }
 
 
 def set_pool_limits(instance: dg.DagsterInstance, limits: dict[str, int]) -> None:

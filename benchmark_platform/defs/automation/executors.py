@@ -18,13 +18,21 @@ def _requirements(config: dict) -> list:
     return dg.multiple_process_executor_requirements() if "in_process" not in config else []
 
 
-@dg.executor(name="benchmark_executor", requirements=_requirements,
-             config_schema=dg.Field(dg.Selector({**LOCAL_MODES, "celery": celery_executor.config_schema.as_field()}),
-                                    default_value={"multiprocess": {}}))
+@dg.executor(
+    name="benchmark_executor",
+    requirements=_requirements,
+    config_schema=dg.Field(
+        dg.Selector({**LOCAL_MODES, "celery": celery_executor.config_schema.as_field()}),
+        default_value={"multiprocess": {}},
+    ),
+)
 def benchmark_executor(init_context: InitExecutorContext) -> dg.Executor:
     config = init_context.executor_config
-    chosen, sub_config = (celery_executor, config["celery"]) if "celery" in config else \
-        (dg.multi_or_in_process_executor, config)
-    return chosen.executor_creation_fn(InitExecutorContext(job=init_context.job, executor_def=chosen,
-                                                           executor_config=sub_config,
-                                                           instance=init_context.instance))
+    chosen, sub_config = (
+        (celery_executor, config["celery"]) if "celery" in config else (dg.multi_or_in_process_executor, config)
+    )
+    return chosen.executor_creation_fn(
+        InitExecutorContext(
+            job=init_context.job, executor_def=chosen, executor_config=sub_config, instance=init_context.instance
+        )
+    )

@@ -11,18 +11,33 @@ from benchmark_platform.automation.plan import plan_runs
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
-def partition_run_requests(context: dg.SensorEvaluationContext | dg.ScheduleEvaluationContext, asset_key: dg.AssetKey,
-                           partitions: list[str], run_key: str, tags: dict[str, str] | None = None,
-                           ) -> list[dg.RunRequest]:
+def partition_run_requests(
+    context: dg.SensorEvaluationContext | dg.ScheduleEvaluationContext,
+    asset_key: dg.AssetKey,
+    partitions: list[str],
+    run_key: str,
+    tags: dict[str, str] | None = None,
+) -> list[dg.RunRequest]:
     node = context.repository_def.asset_graph.get(asset_key)
     ordered = node.partitions_def.get_partition_keys(dynamic_partitions_store=context.instance)
     max_per_run = 1 if node.backfill_policy is None else node.backfill_policy.max_partitions_per_run
     requests = []
     for chunk in plan_runs(ordered, partitions, max_per_run):
         if len(chunk) == 1:
-            requests.append(dg.RunRequest(run_key=f"{run_key}:{chunk[0]}", asset_selection=[asset_key],
-                                          partition_key=chunk[0], tags=tags or {}))
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"{run_key}:{chunk[0]}",
+                    asset_selection=[asset_key],
+                    partition_key=chunk[0],
+                    tags=tags or {},
+                )
+            )
         else:
-            requests.append(dg.RunRequest(run_key=f"{run_key}:{chunk[0]}..{chunk[-1]}", asset_selection=[asset_key],
-                                          tags={**(tags or {}), RANGE_START: chunk[0], RANGE_END: chunk[-1]}))
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"{run_key}:{chunk[0]}..{chunk[-1]}",
+                    asset_selection=[asset_key],
+                    tags={**(tags or {}), RANGE_START: chunk[0], RANGE_END: chunk[-1]},
+                )
+            )
     return requests

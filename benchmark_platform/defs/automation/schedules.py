@@ -8,25 +8,51 @@ from benchmark_platform.defs.common import discipline_partitions, key, source_pa
 from benchmark_platform.spec import BenchmarkSpec
 
 
-def _every_partition(spec: BenchmarkSpec, name: str, asset: str, cron: str,
-                     partitions: dg.StaticPartitionsDefinition, description: str) -> dg.ScheduleDefinition:
+def _every_partition(
+    spec: BenchmarkSpec, name: str, asset: str, cron: str, partitions: dg.StaticPartitionsDefinition, description: str
+) -> dg.ScheduleDefinition:
     asset_key = key(spec, asset)
 
-    @dg.schedule(name=f"{spec.name}_{name}", cron_schedule=cron, execution_timezone=spec.automation.timezone,
-                 target=dg.AssetSelection.assets(asset_key), description=description)
+    @dg.schedule(
+        name=f"{spec.name}_{name}",
+        cron_schedule=cron,
+        execution_timezone=spec.automation.timezone,
+        target=dg.AssetSelection.assets(asset_key),
+        description=description,
+    )
     def every_partition(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         tick = context.scheduled_execution_time.isoformat()
-        return partition_run_requests(context, asset_key, partitions.get_partition_keys(), f"{name}@{tick}",
-                                      tags={"benchmark_platform/schedule": name})
+        return partition_run_requests(
+            context,
+            asset_key,
+            partitions.get_partition_keys(),
+            f"{name}@{tick}",
+            tags={"benchmark_platform/schedule": name},
+        )
 
     return every_partition
 
 
 def build_schedules(spec: BenchmarkSpec) -> list[dg.ScheduleDefinition]:
-    schedules = [_every_partition(spec, "reevaluate", "evaluation_answers", spec.automation.reevaluate_cron,
-                                  discipline_partitions(spec),
-                                  "Re-evaluate every discipline (answers already cached cost nothing).")]
+    schedules = [
+        _every_partition(
+            spec,
+            "reevaluate",
+            "evaluation_answers",
+            spec.automation.reevaluate_cron,
+            discipline_partitions(spec),
+            "Re-evaluate every discipline (answers already cached cost nothing).",
+        )
+    ]
     if spec.sources:  # only specs with sources have the ingest stage
-        schedules.append(_every_partition(spec, "reingest", "source_documents", spec.automation.reingest_cron,
-                                          source_partitions(spec), "Re-read every source (new or changed documents)."))
+        schedules.append(
+            _every_partition(
+                spec,
+                "reingest",
+                "source_documents",
+                spec.automation.reingest_cron,
+                source_partitions(spec),
+                "Re-read every source (new or changed documents).",
+            )
+        )
     return schedules

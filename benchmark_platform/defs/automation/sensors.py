@@ -47,18 +47,30 @@ def taxonomy_automation(spec: BenchmarkSpec) -> tuple[dg.JobDefinition, dg.Senso
         if leaf not in paths:
             raise dg.Failure(f"{spec_file(spec)}: taxonomy has no leaf {leaf!r} any more")
         with database.db.transaction() as conn:
-            insert_rows(conn, "disciplines", ("spec", "discipline", "path"), [(spec.name, leaf, list(paths[leaf]))],
-                        on_conflict="ON CONFLICT (spec, discipline) DO UPDATE SET path = EXCLUDED.path")
+            insert_rows(
+                conn,
+                "disciplines",
+                ("spec", "discipline", "path"),
+                [(spec.name, leaf, list(paths[leaf]))],
+                on_conflict="ON CONFLICT (spec, discipline) DO UPDATE SET path = EXCLUDED.path",
+            )
         context.log.info(f"{spec.name}: leaf {leaf} registered at {' > '.join(paths[leaf])}")
 
-    @dg.job(name=f"{spec.name}_register_taxonomy_leaf", partitions_def=partitions,
-            description="Record one taxonomy leaf (partition) in the disciplines table.")
+    @dg.job(
+        name=f"{spec.name}_register_taxonomy_leaf",
+        partitions_def=partitions,
+        description="Record one taxonomy leaf (partition) in the disciplines table.",
+    )
     def register_job() -> None:
         register_leaf()
 
-    @dg.sensor(name=f"{spec.name}_taxonomy_sensor", job=register_job,
-               minimum_interval_seconds=spec.automation.sensor_interval_s, default_status=dg.DefaultSensorStatus.RUNNING,
-               description="Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set.")
+    @dg.sensor(
+        name=f"{spec.name}_taxonomy_sensor",
+        job=register_job,
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set.",
+    )
     def taxonomy_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         leaves = [leaf for leaf, _ in load_spec(spec_file(spec)).leaves]
         digest = hashlib.sha256(json.dumps(leaves).encode()).hexdigest()
@@ -67,12 +79,15 @@ def taxonomy_automation(spec: BenchmarkSpec) -> tuple[dg.JobDefinition, dg.Senso
         known = set(context.instance.get_dynamic_partitions(partitions.name))
         added = [leaf for leaf in leaves if leaf not in known]
         removed = sorted(known - set(leaves))
-        changes = ([partitions.build_add_request(added)] if added else []) + \
-                  ([partitions.build_delete_request(removed)] if removed else [])
+        changes = ([partitions.build_add_request(added)] if added else []) + (
+            [partitions.build_delete_request(removed)] if removed else []
+        )
         context.log.info(f"{spec.name} taxonomy: {len(added)} new leaves, {len(removed)} removed")
-        return dg.SensorResult(cursor=digest, dynamic_partitions_requests=changes,
-                               run_requests=[dg.RunRequest(partition_key=leaf, run_key=f"leaf:{leaf}:{digest[:16]}")
-                                             for leaf in added])
+        return dg.SensorResult(
+            cursor=digest,
+            dynamic_partitions_requests=changes,
+            run_requests=[dg.RunRequest(partition_key=leaf, run_key=f"leaf:{leaf}:{digest[:16]}") for leaf in added],
+        )
 
     return register_job, taxonomy_sensor
 
@@ -80,9 +95,13 @@ def taxonomy_automation(spec: BenchmarkSpec) -> tuple[dg.JobDefinition, dg.Senso
 def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
     evaluation_key = key(spec, "evaluation_answers")
 
-    @dg.sensor(name=f"{spec.name}_new_model_sensor", asset_selection=[evaluation_key],
-               minimum_interval_seconds=spec.automation.sensor_interval_s, default_status=dg.DefaultSensorStatus.RUNNING,
-               description="A model added to the spec's slate is evaluated on every discipline, once.")
+    @dg.sensor(
+        name=f"{spec.name}_new_model_sensor",
+        asset_selection=[evaluation_key],
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="A model added to the spec's slate is evaluated on every discipline, once.",
+    )
     def new_models(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         slate = [entry.model for entry in spec.evaluation.slate]
         if context.cursor is None:  # first tick: the slate as deployed is the regular pipeline's business
@@ -91,8 +110,13 @@ def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
         added = [model for model in slate if model not in known]
         if not added:
             return dg.SensorResult(cursor=json.dumps(slate), skip_reason=dg.SkipReason("no new model"))
-        requests = [request for model in added for request in partition_run_requests(
-            context, evaluation_key, spec.discipline_keys, f"model:{model}", tags={MODEL_TAG: model})]
+        requests = [
+            request
+            for model in added
+            for request in partition_run_requests(
+                context, evaluation_key, spec.discipline_keys, f"model:{model}", tags={MODEL_TAG: model}
+            )
+        ]
         return dg.SensorResult(cursor=json.dumps(slate), run_requests=requests)
 
     return new_models

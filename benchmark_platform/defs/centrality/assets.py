@@ -18,7 +18,7 @@ from benchmark_platform.centrality import CentralityResult, score_discipline
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.persist import fact_candidates, write_centrality
 from benchmark_platform.centrality.signature import PROMPT_PATH, gateway_completion
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.llm.config import ModelConfig
@@ -32,8 +32,10 @@ def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:
         return None
     model = next((m for m in spec.models if m.name == name), None)
     if model is None:
-        raise ValueError(f"spec {spec.name!r}: selection.signature_model {name!r} is not one of the spec's models "
-                         f"{sorted(m.name for m in spec.models)}")
+        raise ValueError(
+            f"spec {spec.name!r}: selection.signature_model {name!r} is not one of the spec's models "
+            f"{sorted(m.name for m in spec.models)}"
+        )
     return model
 
 
@@ -46,8 +48,13 @@ def scoring_version(spec: BenchmarkSpec, embedder: StaticEmbedder) -> str:
     return f"{embedder.version[:12]}:{hashlib.sha256(payload.encode()).hexdigest()[:12]}"
 
 
-def score_pool(context: dg.AssetExecutionContext, spec: BenchmarkSpec, candidates: Sequence[Candidate],
-               anchor_set: AnchorSet, embedder: StaticEmbedder) -> tuple[CentralityResult, dict[str, Any]]:
+def score_pool(
+    context: dg.AssetExecutionContext,
+    spec: BenchmarkSpec,
+    candidates: Sequence[Candidate],
+    anchor_set: AnchorSet,
+    embedder: StaticEmbedder,
+) -> tuple[CentralityResult, dict[str, Any]]:
     """score_discipline with psi from the signature model through the gateway (or deterministic features), and the
     metadata saying which. An invalid answer raises SignatureError naming the item, so nothing is written."""
     params, model = spec.selection.centrality, signature_model(spec)
@@ -59,8 +66,9 @@ def score_pool(context: dg.AssetExecutionContext, spec: BenchmarkSpec, candidate
         async with context.resources.llm.open([model], spec.llm, context.run.run_id) as gateway:
             # scoring is synchronous: it runs in a worker thread and sends each batch to this loop's gateway
             complete = gateway_completion(gateway, model.name, asyncio.get_running_loop(), seed=spec.seed)
-            result = await asyncio.to_thread(score_discipline, candidates, anchor_set, params, embedder.encode,
-                                             complete)
+            result = await asyncio.to_thread(
+                score_discipline, candidates, anchor_set, params, embedder.encode, complete
+            )
         return result, llm_metadata(gateway.totals)
 
     result, totals = asyncio.run(run())
@@ -73,14 +81,18 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     embedder = StaticEmbedder()
     model = signature_model(spec)
 
-    @dg.asset(key=key(spec, "support_centrality"), partitions_def=discipline_partitions(spec),
-              group_name="centrality", deps=[key(spec, "facts"), key(spec, "anchors")],
-              automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
-              code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
-              required_resource_keys={"database", *(["llm"] if model else [])},
-              pool=busiest_pool([model] if model else []),
-              description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by faiss, S_d pair scores, "
-                          "C^_d with the anchor tail surrogate and BootLQ, and the shortlist K_d of each fact pool.")
+    @dg.asset(
+        key=key(spec, "support_centrality"),
+        partitions_def=discipline_partitions(spec),
+        group_name="centrality",
+        deps=[key(spec, "facts"), key(spec, "anchors")],
+        automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
+        code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
+        required_resource_keys={"database", *(["llm"] if model else [])},
+        pool=busiest_pool([model] if model else []),
+        description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by faiss, S_d pair scores, "
+        "C^_d with the anchor tail surrogate and BootLQ, and the shortlist K_d of each fact pool.",
+    )
     def support_centrality(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
         db = context.resources.database.db
@@ -91,17 +103,21 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         anchor_set = load_anchor_set(folder)
         import_id, _ = record_import(db, spec.name, anchor_set)
         candidates = fact_candidates(db, spec.name, discipline)
-        context.log.info(f"{discipline}: scoring {len(candidates)} facts against {len(anchor_set.anchor_items)} anchors")
+        context.log.info(
+            f"{discipline}: scoring {len(candidates)} facts against {len(anchor_set.anchor_items)} anchors"
+        )
         result, signature_metadata = score_pool(context, spec, candidates, anchor_set, embedder)
         write_centrality(db, spec.name, result, import_id, spec.selection.centrality)
         if result.manual_review:
             context.log.warning(f"{discipline}: manual review: {result.manual_review}")
-        return dg.MaterializeResult(metadata={
-            **counts_metadata(**result.counts),
-            "fallback_signatures_used": result.fallback_used,
-            "manual_review": result.manual_review or "",
-            "anchor_version": anchor_set.version,
-            **signature_metadata,
-        })
+        return dg.MaterializeResult(
+            metadata={
+                **counts_metadata(**result.counts),
+                "fallback_signatures_used": result.fallback_used,
+                "manual_review": result.manual_review or "",
+                "anchor_version": anchor_set.version,
+                **signature_metadata,
+            }
+        )
 
     return dg.Definitions(assets=[support_centrality])

@@ -13,6 +13,7 @@ import polars as pl
 
 from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
 from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
 from benchmark_platform.evaluation import (
     AnswerProtocol,
     EvalItem,
@@ -22,9 +23,9 @@ from benchmark_platform.evaluation import (
     random_baseline,
     telemetry_summary,
 )
+from benchmark_platform.evaluation.config import SlateEntry
 from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
-from benchmark_platform.evaluation.config import SlateEntry
 from benchmark_platform.evaluation.persist import (
     EvaluationRun,
     load_eval_items,
@@ -32,7 +33,6 @@ from benchmark_platform.evaluation.persist import (
     store_runs,
     stored_models,
 )
-from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -42,8 +42,9 @@ BASELINE = "random-baseline"
 def _code_version(spec: BenchmarkSpec) -> str:
     """Changes when the protocol, its prompts or what the spec asks to evaluate change."""
     prompts = [AnswerProtocol().system_prompt("ABCD", retry=retry) for retry in (False, True)]
-    payload = json.dumps([AnswerProtocol().model_dump(), prompts, spec.evaluation.model_dump(mode="json"), spec.seed],
-                         sort_keys=True)
+    payload = json.dumps(
+        [AnswerProtocol().model_dump(), prompts, spec.evaluation.model_dump(mode="json"), spec.seed], sort_keys=True
+    )
     return "evaluation-1-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
@@ -55,12 +56,17 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     for entry in slate:
         calls[entry.model] = calls.get(entry.model, 0.0) + (entry.k if entry.scoring == "generate" else 4.0)
 
-    @dg.asset(key=key(spec, "evaluation_answers"), partitions_def=discipline_partitions(spec), group_name="evaluation",
-              deps=[key(spec, "audit_findings")], code_version=_code_version(spec),
-              pool=busiest_pool([models[name] for name in calls if name in models], calls),
-              required_resource_keys={"database", "llm"} if slate else {"database"},
-              description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
-                          "five-stop single-letter protocol), with tokens, latency and cost per answer.")
+    @dg.asset(
+        key=key(spec, "evaluation_answers"),
+        partitions_def=discipline_partitions(spec),
+        group_name="evaluation",
+        deps=[key(spec, "audit_findings")],
+        code_version=_code_version(spec),
+        pool=busiest_pool([models[name] for name in calls if name in models], calls),
+        required_resource_keys={"database", "llm"} if slate else {"database"},
+        description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
+        "five-stop single-letter protocol), with tokens, latency and cost per answer.",
+    )
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         database: DatabaseResource = context.resources.database
         discipline, db = context.partition_key, database.db
@@ -77,19 +83,29 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             runs, totals = asyncio.run(_slate_runs(spec, entries, items, context.resources.llm, context.run.run_id))
             stored = store_runs(db, spec.name, discipline, runs, only_these=True)
             context.log.info(f"{discipline}: {len(items)} items, new model {added}: {stored[added]} answers")
-            return dg.MaterializeResult(metadata={
-                **counts_metadata(items=len(items), answers=stored[added]), **llm_metadata(totals),
-                "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
-                "telemetry per configuration": dg.MetadataValue.md(markdown_table(
-                    telemetry_summary(runs[0].answers), digits=4))})
+            return dg.MaterializeResult(
+                metadata={
+                    **counts_metadata(items=len(items), answers=stored[added]),
+                    **llm_metadata(totals),
+                    "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
+                    "telemetry per configuration": dg.MetadataValue.md(
+                        markdown_table(telemetry_summary(runs[0].answers), digits=4)
+                    ),
+                }
+            )
         k = spec.evaluation.random_baseline_samples
-        runs = [EvaluationRun(BASELINE, "baseline", {"k": k, "seed": spec.seed},
-                              random_baseline(items, seed=spec.seed, k=k, model=BASELINE))]
+        runs = [
+            EvaluationRun(
+                BASELINE,
+                "baseline",
+                {"k": k, "seed": spec.seed},
+                random_baseline(items, seed=spec.seed, k=k, model=BASELINE),
+            )
+        ]
         runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
         gateway_totals = {}
         if slate:
-            slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm,
-                                                         context.run.run_id))
+            slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm, context.run.run_id))
             runs += slate_runs
             gateway_totals = llm_metadata(totals)
         stored = store_runs(db, spec.name, discipline, runs)
@@ -99,8 +115,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     return dg.Definitions(assets=[evaluation_answers])
 
 
-async def _slate_runs(spec: BenchmarkSpec, entries: list[SlateEntry], items: list[EvalItem], llm: LLMGatewayResource,
-                     run_id: str) -> tuple[list[EvaluationRun], GatewayTotals]:
+async def _slate_runs(
+    spec: BenchmarkSpec, entries: list[SlateEntry], items: list[EvalItem], llm: LLMGatewayResource, run_id: str
+) -> tuple[list[EvaluationRun], GatewayTotals]:
     runs = []
     async with llm.open(spec.models, spec.llm, run_id) as gateway:
         slate: ModelSlate = GatewaySlate(gateway)
@@ -108,8 +125,9 @@ async def _slate_runs(spec: BenchmarkSpec, entries: list[SlateEntry], items: lis
             if entry.scoring == "likelihood":
                 answers = await evaluate_by_likelihood(items, model=entry.model, slate=slate)
             else:
-                answers = await evaluate_generative(items, model=entry.model, slate=slate, k=entry.k,
-                                                    logit_bias=entry.logit_bias)
+                answers = await evaluate_generative(
+                    items, model=entry.model, slate=slate, k=entry.k, logit_bias=entry.logit_bias
+                )
             settings = entry.model_dump(mode="json") | {"family": slate.family(entry.model)}
             runs.append(EvaluationRun(entry.model, "model", settings, answers))
     return runs, gateway.totals
@@ -122,8 +140,10 @@ def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) 
         frame = read_results_import(entry, spec.directory)
         unknown = frame.filter(~pl.col("item_id").is_in(list(known)))
         if unknown.height:
-            raise dg.Failure(f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
-                             f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}")
+            raise dg.Failure(
+                f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
+                f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}"
+            )
         mine = [i for i, d in known.items() if d == discipline]
         frame = frame.filter(pl.col("item_id").is_in(mine)).with_columns(discipline=pl.lit(discipline))
         for (model,), answers in frame.group_by("model", maintain_order=True):
@@ -132,8 +152,9 @@ def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) 
 
 
 def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> dict[str, dg.MetadataValue]:
-    answers = pl.concat([run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct")
-                         for run in runs])
+    answers = pl.concat(
+        [run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct") for run in runs]
+    )
     board = leaderboard(ScoreMatrix.from_results(answers), B=spec.analysis.bootstrap_samples, seed=spec.seed)
     metadata = {
         **counts_metadata(items=len(items), configurations=len(runs), answers=answers.height),

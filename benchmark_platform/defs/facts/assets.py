@@ -7,13 +7,24 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from benchmark_platform.defs.common import (DatabaseResource, EmbedderResource, counts_metadata,
-                                            discipline_partitions, key, source_partitions)
+from benchmark_platform.defs.common import (
+    DatabaseResource,
+    EmbedderResource,
+    counts_metadata,
+    discipline_partitions,
+    key,
+    source_partitions,
+)
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, llm_metadata
 from benchmark_platform.facts.build import extract, quality_report, select
 from benchmark_platform.facts.gazetteer import Gazetteer
-from benchmark_platform.facts.persist import (load_candidates, load_documents, load_rejections, store_extraction,
-                                              store_facts)
+from benchmark_platform.facts.persist import (
+    load_candidates,
+    load_documents,
+    load_rejections,
+    store_extraction,
+    store_facts,
+)
 from benchmark_platform.llm.gateway import ChatRequest, GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -35,16 +46,23 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         raise ValueError(f"spec {spec.name}: facts.prose_sources / facts.on_topic name unknown sources {unknown}")
     paraphrase_model = next((m for m in spec.models if m.name == spec.facts.paraphrase_model), None)
     if spec.facts.paraphrase_model is not None and paraphrase_model is None:
-        raise ValueError(f"spec {spec.name}: facts.paraphrase_model {spec.facts.paraphrase_model!r} is not one of "
-                         f"the spec's models {[m.name for m in spec.models]}")
+        raise ValueError(
+            f"spec {spec.name}: facts.paraphrase_model {spec.facts.paraphrase_model!r} is not one of "
+            f"the spec's models {[m.name for m in spec.models]}"
+        )
     candidates_key = key(spec, "fact_candidates")
 
-    @dg.asset(key=candidates_key, partitions_def=source_partitions(spec), group_name="facts",
-              deps=[key(spec, "source_documents")], code_version=_code_version(spec, "candidates"),
-              description="Atomic fact candidates of one source through the five filters of OenoBench B.1 (sentence "
-                          "and conjunction split, reference resolution, domain classification, length/predicate "
-                          "validation, on-topic), plus templated facts of structured records; every rejection "
-                          "stored with its stage and reason.")
+    @dg.asset(
+        key=candidates_key,
+        partitions_def=source_partitions(spec),
+        group_name="facts",
+        deps=[key(spec, "source_documents")],
+        code_version=_code_version(spec, "candidates"),
+        description="Atomic fact candidates of one source through the five filters of OenoBench B.1 (sentence "
+        "and conjunction split, reference resolution, domain classification, length/predicate "
+        "validation, on-topic), plus templated facts of structured records; every rejection "
+        "stored with its stage and reason.",
+    )
     def fact_candidates(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         source_id = context.partition_key
         documents = load_documents(database.db, [source_id])
@@ -52,8 +70,10 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
         def progress(done: int, total: int) -> None:
             elapsed = time.perf_counter() - started
-            context.log.info(f"{source_id}: {done}/{total} prose documents in {elapsed:.1f} s "
-                             f"({done / elapsed:.1f}/s, ETA {elapsed / done * (total - done):.0f} s)")
+            context.log.info(
+                f"{source_id}: {done}/{total} prose documents in {elapsed:.1f} s "
+                f"({done / elapsed:.1f}/s, ETA {elapsed / done * (total - done):.0f} s)"
+            )
 
         extraction = extract(documents, spec.facts, spec.directory, progress=progress)
         seconds = time.perf_counter() - started
@@ -64,58 +84,90 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         by_discipline: dict[str, int] = {}
         for candidate in extraction.candidates:
             by_discipline[candidate.discipline] = by_discipline.get(candidate.discipline, 0) + 1
-        context.log.info(f"{source_id}: {len(documents)} documents, {extraction.sentences} sentences, "
-                         f"{len(extraction.candidates)} candidates, {len(extraction.rejections)} rejected "
-                         f"in {seconds:.1f} s")
-        return dg.MaterializeResult(metadata={
-            **counts_metadata(documents=len(documents), sentences=extraction.sentences,
-                              sentences_per_s=round(extraction.sentences / seconds, 1) if seconds else 0.0,
-                              candidates=len(extraction.candidates), rejected=len(extraction.rejections)),
-            "rejected by stage": dg.MetadataValue.json(by_stage),
-            "candidates by discipline": dg.MetadataValue.json(by_discipline),
-        })
+        context.log.info(
+            f"{source_id}: {len(documents)} documents, {extraction.sentences} sentences, "
+            f"{len(extraction.candidates)} candidates, {len(extraction.rejections)} rejected "
+            f"in {seconds:.1f} s"
+        )
+        return dg.MaterializeResult(
+            metadata={
+                **counts_metadata(
+                    documents=len(documents),
+                    sentences=extraction.sentences,
+                    sentences_per_s=round(extraction.sentences / seconds, 1) if seconds else 0.0,
+                    candidates=len(extraction.candidates),
+                    rejected=len(extraction.rejections),
+                ),
+                "rejected by stage": dg.MetadataValue.json(by_stage),
+                "candidates by discipline": dg.MetadataValue.json(by_discipline),
+            }
+        )
 
-    @dg.asset(key=key(spec, "facts"), partitions_def=discipline_partitions(spec), group_name="facts",
-              deps=[dg.AssetDep(candidates_key, partition_mapping=dg.AllPartitionMapping())],
-              code_version=_code_version(spec, "facts"),
-              description="Atomic, entity-linked facts of one discipline, each anchored to a document span; "
-                          "near-duplicates (cosine >= the spec's threshold) removed; quality report per source.")
-    def facts(context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource,
-              llm: LLMGatewayResource) -> dg.MaterializeResult:
+    @dg.asset(
+        key=key(spec, "facts"),
+        partitions_def=discipline_partitions(spec),
+        group_name="facts",
+        deps=[dg.AssetDep(candidates_key, partition_mapping=dg.AllPartitionMapping())],
+        code_version=_code_version(spec, "facts"),
+        description="Atomic, entity-linked facts of one discipline, each anchored to a document span; "
+        "near-duplicates (cosine >= the spec's threshold) removed; quality report per source.",
+    )
+    def facts(
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        embedder: EmbedderResource,
+        llm: LLMGatewayResource,
+    ) -> dg.MaterializeResult:
         discipline = context.partition_key
         candidates = load_candidates(database.db, spec.name, discipline)
         totals: list[GatewayTotals] = []
 
         def paraphraser(prompts: Sequence[str]) -> list[str | None]:
             """The gateway as the paraphrase step sees it: one user message per fact, cached by request hash."""
-            requests = [ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}],
-                                    seed=spec.seed) for p in prompts]
+            requests = [
+                ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}], seed=spec.seed)
+                for p in prompts
+            ]
             results, run_totals = llm.run([paraphrase_model], requests, settings=spec.llm, run_id=context.run.run_id)
             totals.append(run_totals)
             return [r.text if r.ok else None for r in results]
 
-        fact_set = select(candidates, spec.facts, embedder.embedder.encode, tiers,
-                          paraphraser if paraphrase_model else None,
-                          Gazetteer.from_config(spec.facts, spec.directory) if paraphrase_model else None)
+        fact_set = select(
+            candidates,
+            spec.facts,
+            embedder.embedder.encode,
+            tiers,
+            paraphraser if paraphrase_model else None,
+            Gazetteer.from_config(spec.facts, spec.directory) if paraphrase_model else None,
+        )
         report = quality_report(discipline, fact_set, load_rejections(database.db, spec.name, discipline), tiers)
         counts = store_facts(database.db, spec.name, discipline, fact_set, report)
-        context.log.info(f"{discipline}: {counts['facts']} facts from {len(candidates)} candidates, "
-                         f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}")
-        return dg.MaterializeResult(metadata={
-            **counts_metadata(candidates=len(candidates), **counts, guarded_pairs=fact_set.guarded_pairs),
-            "text mode": fact_set.text_mode,
-            "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
-            "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
-            "quality report": dg.MetadataValue.md(_report_markdown(report)),
-            **(llm_metadata(totals[0]) if totals else {}),
-        })
+        context.log.info(
+            f"{discipline}: {counts['facts']} facts from {len(candidates)} candidates, "
+            f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}"
+        )
+        return dg.MaterializeResult(
+            metadata={
+                **counts_metadata(candidates=len(candidates), **counts, guarded_pairs=fact_set.guarded_pairs),
+                "text mode": fact_set.text_mode,
+                "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
+                "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
+                "quality report": dg.MetadataValue.md(_report_markdown(report)),
+                **(llm_metadata(totals[0]) if totals else {}),
+            }
+        )
 
     return dg.Definitions(assets=[fact_candidates, facts])
 
 
 def _report_markdown(rows: list) -> str:
-    lines = ["| source | tier | facts | 31-50 words | mean words | with entities | duplicates | rejected |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r.source_id} | {r.tier} | {r.facts} | {r.reduced_confidence} | {r.words_mean} | "
-              f"{r.with_entities} | {r.duplicates_removed} | {r.rejected} |" for r in rows]
+    lines = [
+        "| source | tier | facts | 31-50 words | mean words | with entities | duplicates | rejected |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.source_id} | {r.tier} | {r.facts} | {r.reduced_confidence} | {r.words_mean} | "
+        f"{r.with_entities} | {r.duplicates_removed} | {r.rejected} |"
+        for r in rows
+    ]
     return "\n".join(lines)

@@ -30,7 +30,11 @@ class SourceFetcher(dg.ConfigurableResource):
     def ingest(self, source: SourceBase, store: SnapshotStore) -> IngestResult:
         if self.mode == "replay":
             return replay_source(source, store)
-        policy = FetchPolicy(user_agent=self.user_agent, min_interval_s=self.min_interval_s, timeout_s=self.timeout_s,
-                             max_attempts=self.max_attempts)
+        policy = FetchPolicy(
+            user_agent=self.user_agent,
+            min_interval_s=self.min_interval_s,
+            timeout_s=self.timeout_s,
+            max_attempts=self.max_attempts,
+        )
         with LiveFetcher(store, policy) as fetcher:
             return ingest_source(source, fetcher)

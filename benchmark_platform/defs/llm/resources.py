@@ -39,13 +39,18 @@ class LLMGatewayResource(dg.ConfigurableResource):
         n = self.steps_per_provider
         if n == 1:
             return model
-        return model.model_copy(update={"max_concurrency": max(1, model.max_concurrency // n),
-                                        "rpm": model.rpm and max(1, model.rpm // n),
-                                        "tpm": model.tpm and max(1, model.tpm // n)})
+        return model.model_copy(
+            update={
+                "max_concurrency": max(1, model.max_concurrency // n),
+                "rpm": model.rpm and max(1, model.rpm // n),
+                "tpm": model.tpm and max(1, model.tpm // n),
+            }
+        )
 
     @asynccontextmanager
-    async def open(self, models: Sequence[ModelConfig], settings: GatewaySettings, run_id: str
-                   ) -> AsyncIterator[Gateway]:
+    async def open(
+        self, models: Sequence[ModelConfig], settings: GatewaySettings, run_id: str
+    ) -> AsyncIterator[Gateway]:
         """A gateway for these models; starts the bundled local model server if a config asks for it."""
         async with AsyncExitStack() as stack:
             configs = [self._share(m) for m in models]
@@ -56,20 +61,34 @@ class LLMGatewayResource(dg.ConfigurableResource):
                     raise RuntimeError("a model config uses the local model: install the `local-llm` extra") from e
                 server = await asyncio.to_thread(lambda: LocalModelServer().__enter__())
                 stack.push(lambda *exc: server.__exit__(*exc))
-                configs = [m.model_copy(update={"base_url": server.base_url}) if m.backend == "local_llama" else m
-                           for m in configs]
-            missing = sorted({f"{m.name} ({m.api_key_env})" for m in configs
-                              if m.api_key_env and not dg.EnvVar(m.api_key_env).get_value()})
+                configs = [
+                    m.model_copy(update={"base_url": server.base_url}) if m.backend == "local_llama" else m
+                    for m in configs
+                ]
+            missing = sorted(
+                {
+                    f"{m.name} ({m.api_key_env})"
+                    for m in configs
+                    if m.api_key_env and not dg.EnvVar(m.api_key_env).get_value()
+                }
+            )
             if missing:
                 raise KeyError(f"API key variables not set for model configs: {', '.join(missing)}")
             keys = {m.api_key_env: dg.EnvVar(m.api_key_env).get_value() for m in configs if m.api_key_env}
             gateway = await stack.enter_async_context(
-                Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys))
+                Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys)
+            )
             yield gateway
 
-    def run(self, models: Sequence[ModelConfig], requests: Sequence[ChatRequest | ScoreRequest], *,
-            settings: GatewaySettings, run_id: str, schema: type[BaseModel] | None = None
-            ) -> tuple[list[CallResult], GatewayTotals]:
+    def run(
+        self,
+        models: Sequence[ModelConfig],
+        requests: Sequence[ChatRequest | ScoreRequest],
+        *,
+        settings: GatewaySettings,
+        run_id: str,
+        schema: type[BaseModel] | None = None,
+    ) -> tuple[list[CallResult], GatewayTotals]:
         """One batch from synchronous asset code."""
 
         async def main() -> tuple[list[CallResult], GatewayTotals]:
@@ -84,8 +103,10 @@ class LLMGatewayResource(dg.ConfigurableResource):
 def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
     """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)`."""
     values = totals.as_dict()
-    return {**counts_metadata(**{k: v for k, v in values.items() if not isinstance(v, bool)}),
-            **{k: dg.MetadataValue.bool(v) for k, v in values.items() if isinstance(v, bool)}}
+    return {
+        **counts_metadata(**{k: v for k, v in values.items() if not isinstance(v, bool)}),
+        **{k: dg.MetadataValue.bool(v) for k, v in values.items() if isinstance(v, bool)},
+    }
 
 
 def busiest_pool(models: Sequence[ModelConfig], calls: Mapping[str, float] | None = None) -> str | None:

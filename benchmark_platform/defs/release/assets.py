@@ -33,9 +33,11 @@ class ReleaseKey(dg.ConfigurableResource):
 
 def code_revision() -> str | None:
     """The checkout's git commit (with '+changes' when the tree differs from it); None outside a git checkout."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(PROJECT_ROOT), *args], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(PROJECT_ROOT), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
 
     try:
         commit = git("rev-parse", "HEAD")
@@ -44,8 +46,9 @@ def code_revision() -> str | None:
         return None
 
 
-def upstream_provenance(context: dg.AssetExecutionContext,
-                        spec: BenchmarkSpec) -> dict[str, dict[str, dict[str, str | None] | None]]:
+def upstream_provenance(
+    context: dg.AssetExecutionContext, spec: BenchmarkSpec
+) -> dict[str, dict[str, dict[str, str | None] | None]]:
     """asset key -> partition ('' when unpartitioned) -> latest materialisation's versions and run id (None: never).
 
     Ancestors come from the spec's whole graph: a run's own job may hold only the assets it executes."""
@@ -63,46 +66,74 @@ def upstream_provenance(context: dg.AssetExecutionContext,
         node = graph.get(asset_key)
         partitions = node.partitions_def.get_partition_keys() if node.partitions_def else [None]
         provenance[asset_key.to_user_string()] = {
-            partition or "": _latest(context.instance, asset_key, partition) for partition in partitions}
+            partition or "": _latest(context.instance, asset_key, partition) for partition in partitions
+        }
     return provenance
 
 
-def _latest(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
-            partition: str | None) -> dict[str, str | None] | None:
-    records = instance.fetch_materializations(dg.AssetRecordsFilter(
-        asset_key=asset_key, asset_partitions=[partition] if partition else None), limit=1).records
+def _latest(
+    instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str | None
+) -> dict[str, str | None] | None:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition] if partition else None), limit=1
+    ).records
     if not records:
         return None
     tags = records[0].event_log_entry.asset_materialization.tags or {}
-    return {"data_version": tags.get("dagster/data_version"), "code_version": tags.get("dagster/code_version"),
-            "run_id": records[0].run_id}
+    return {
+        "data_version": tags.get("dagster/data_version"),
+        "code_version": tags.get("dagster/code_version"),
+        "run_id": records[0].run_id,
+    }
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     all_partitions = dg.AllPartitionMapping()
 
-    @dg.asset(key=key(spec, "release"), group_name="release", code_version="release-2", pool=DATABASE_POOL,
-              deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=all_partitions), key(spec, "analysis")],
-              description=f"The versioned release bundle ({spec.release.version}): Parquet tables, plots, Croissant, "
-                          "datasheet, harness exports, an optional sealed test split, and a manifest of hashes.")
-    def release(context: dg.AssetExecutionContext, database: DatabaseResource, release_directory: ReleaseDirectory,
-                release_key: ReleaseKey) -> dg.MaterializeResult:
+    @dg.asset(
+        key=key(spec, "release"),
+        group_name="release",
+        code_version="release-2",
+        pool=DATABASE_POOL,
+        deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=all_partitions), key(spec, "analysis")],
+        description=f"The versioned release bundle ({spec.release.version}): Parquet tables, plots, Croissant, "
+        "datasheet, harness exports, an optional sealed test split, and a manifest of hashes.",
+    )
+    def release(
+        context: dg.AssetExecutionContext,
+        database: DatabaseResource,
+        release_directory: ReleaseDirectory,
+        release_key: ReleaseKey,
+    ) -> dg.MaterializeResult:
         db = database.db
-        files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec),
-                                      release_key.key)
-        provenance = {"spec_sha256": spec_fingerprint(spec.model_dump_json()), "dagster_run_id": context.run.run_id,
-                      "code_revision": code_revision(), "assets": upstream_provenance(context, spec)}
+        files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec), release_key.key)
+        provenance = {
+            "spec_sha256": spec_fingerprint(spec.model_dump_json()),
+            "dagster_run_id": context.run.run_id,
+            "code_revision": code_revision(),
+            "assets": upstream_provenance(context, spec),
+        }
         manifest = manifest_of(spec, files, rows, split, provenance)
         directory = Path(release_directory.root) / spec.name / spec.release.version
         write_release(directory, files, manifest)
         record_release(db, spec.name, spec.release.version, str(directory), manifest)
         context.log.info(f"release {spec.release.version} written to {directory}: {len(files)} files, {split}")
-        return dg.MaterializeResult(data_version=dg.DataVersion(files_digest(manifest)), metadata={
-            "path": dg.MetadataValue.path(str(directory)), **counts_metadata(files=len(files), **split),
-            "rows": dg.MetadataValue.json({p.removeprefix("data/").removesuffix(".parquet"): n for p, n in rows.items()
-                                           if p.startswith("data/")}),
-        })
+        return dg.MaterializeResult(
+            data_version=dg.DataVersion(files_digest(manifest)),
+            metadata={
+                "path": dg.MetadataValue.path(str(directory)),
+                **counts_metadata(files=len(files), **split),
+                "rows": dg.MetadataValue.json(
+                    {
+                        p.removeprefix("data/").removesuffix(".parquet"): n
+                        for p, n in rows.items()
+                        if p.startswith("data/")
+                    }
+                ),
+            },
+        )
 
     release_key = ReleaseKey(key=dg.EnvVar(RELEASE_KEY_ENV)) if spec.release.test_share > 0 else ReleaseKey()
-    return dg.Definitions(assets=[release], resources={"release_directory": ReleaseDirectory(),
-                                                       "release_key": release_key})
+    return dg.Definitions(
+        assets=[release], resources={"release_directory": ReleaseDirectory(), "release_key": release_key}
+    )

@@ -45,29 +45,36 @@ def recorded_spec(directory: Path, code_revision: str | None) -> BenchmarkSpec:
     try:
         return BenchmarkSpec.model_validate({**data, "directory": load_spec(data["name"]).directory})
     except ValidationError as exc:
-        raise SpecError(f"{directory / 'spec.json'} no longer validates against this code ({exc.error_count()} "
-                        f"errors, first: {'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}); "
-                        f"rebuild it from the code revision it was built with: {code_revision or 'not recorded'}"
-                        ) from exc
+        raise SpecError(
+            f"{directory / 'spec.json'} no longer validates against this code ({exc.error_count()} "
+            f"errors, first: {'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}); "
+            f"rebuild it from the code revision it was built with: {code_revision or 'not recorded'}"
+        ) from exc
 
 
-def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any],
-                    log: Callable[[str], None] = print) -> RebuildReport:
+def rebuild_release(
+    directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any], log: Callable[[str], None] = print
+) -> RebuildReport:
     """Re-materialise everything the release at `directory` was built from and compare the new files with it."""
     from benchmark_platform.cli.run import materialize_all  # the CLI's one way of running the whole graph
     from benchmark_platform.defs import build_definitions
 
     problems = verify_release(directory)
     if problems:
-        raise ValueError(f"{directory}: the kept release does not verify, so there is nothing to compare against: "
-                         + "; ".join(problems[:5]))
+        raise ValueError(
+            f"{directory}: the kept release does not verify, so there is nothing to compare against: "
+            + "; ".join(problems[:5])
+        )
     kept = read_manifest(directory)
     spec = recorded_spec(directory, kept["provenance"].get("code_revision"))
     if spec_fingerprint(spec.model_dump_json()) != kept["provenance"]["spec_sha256"]:
         raise ValueError(f"{directory}/spec.json does not match the spec fingerprint in the manifest")
     recorded = kept["provenance"]["assets"]
-    current = {a.key.to_user_string(): a.code_versions_by_key.get(a.key)
-               for a in build_definitions(spec).assets if isinstance(a, dg.AssetsDefinition)}
+    current = {
+        a.key.to_user_string(): a.code_versions_by_key.get(a.key)
+        for a in build_definitions(spec).assets
+        if isinstance(a, dg.AssetsDefinition)
+    }
     report = RebuildReport(directory, len(kept["files"]))
     for asset, partitions in recorded.items():
         versions = {p["code_version"] for p in partitions.values() if p}
@@ -77,8 +84,12 @@ def rebuild_release(directory: Path, instance: dg.DagsterInstance, resources: di
     cached_before = _cached_calls(db)
     with tempfile.TemporaryDirectory(prefix="rebuild_") as scratch:
         log(f"rebuilding {spec.name} {spec.release.version} from {len(recorded)} upstream assets")
-        materialize_all(spec, instance=instance, log=log,
-                        resources={**resources, "release_directory": ReleaseDirectory(root=scratch)})
+        materialize_all(
+            spec,
+            instance=instance,
+            log=log,
+            resources={**resources, "release_directory": ReleaseDirectory(root=scratch)},
+        )
         rebuilt = read_manifest(Path(scratch) / spec.name / spec.release.version)
     report.differences = compare_files(kept, rebuilt)
     report.new_llm_calls = _cached_calls(db) - cached_before

@@ -4,7 +4,6 @@ Ratings arrive through the review web app (`benchmark-platform review serve`); t
 generation stage wrote, settle what reviewers have rated, and recalibrate the bonus from the logs.
 """
 
-
 import dagster as dg
 import polars as pl
 
@@ -27,11 +26,14 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     def review_assignments(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         """Two independent, conflict-free reviewers for every new item, under the WIP cap (double-blind handles)."""
         d = context.partition_key
-        result = repo.assign_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase)
+        result = repo.assign_partition(
+            database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase
+        )
         for item_id, why in sorted(result.unassigned.items())[:20]:
             context.log.warning(f"item {item_id} not assigned: {why}")
-        return dg.MaterializeResult(metadata=counts_metadata(
-            assigned_items=len(result.assignments) // 2, waiting_items=len(result.unassigned)))
+        return dg.MaterializeResult(
+            metadata=counts_metadata(assigned_items=len(result.assignments) // 2, waiting_items=len(result.unassigned))
+        )
 
     @dg.asset(key=key(spec, "review_payout_ledger"), deps=[review_assignments], **common)
     def review_payout_ledger(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
@@ -41,8 +43,13 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         totals = {kind.value: 0.0 for kind in EntryKind}
         for entry in (e for o in outcomes for e in o.ledger):
             totals[entry.kind.value] = round(totals[entry.kind.value] + entry.amount, 2)
-        return dg.MaterializeResult(metadata=counts_metadata(
-            items_settled=sum(len(o.decisions) for o in outcomes), audited=sum(len(o.audited) for o in outcomes), **totals))
+        return dg.MaterializeResult(
+            metadata=counts_metadata(
+                items_settled=sum(len(o.decisions) for o in outcomes),
+                audited=sum(len(o.audited) for o in outcomes),
+                **totals,
+            )
+        )
 
     @dg.asset(key=key(spec, "review_bonus_calibration"), deps=[review_payout_ledger], **common)
     def review_bonus_calibration(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
@@ -70,10 +77,21 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
         with database.db.transaction() as conn, conn.cursor() as cur:
             cur.execute("DELETE FROM review_calibrations WHERE spec = %s AND discipline = %s", (spec.name, d))
-            insert_rows(conn, "review_calibrations", ("spec", "discipline", "calibration"), [(spec.name, d, as_json(cal.model_dump()))])
-        return dg.MaterializeResult(metadata=counts_metadata(
-            validated_reviews=len(rows), dp_min=cal.dp_min, bonus_target=cal.bonus_target,
-            bonus_dominant=cal.bonus_dominant, expected_bonus_per_task=cal.expected_bonus_at_target))
+            insert_rows(
+                conn,
+                "review_calibrations",
+                ("spec", "discipline", "calibration"),
+                [(spec.name, d, as_json(cal.model_dump()))],
+            )
+        return dg.MaterializeResult(
+            metadata=counts_metadata(
+                validated_reviews=len(rows),
+                dp_min=cal.dp_min,
+                bonus_target=cal.bonus_target,
+                bonus_dominant=cal.bonus_dominant,
+                expected_bonus_per_task=cal.expected_bonus_at_target,
+            )
+        )
 
     @dg.asset(key=key(spec, "review_metrics"), deps=[review_payout_ledger], **common)
     def review_metrics(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
@@ -83,9 +101,15 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         table = table5(logs_from_pairs(pairs))
         with database.db.transaction() as conn, conn.cursor() as cur:
             cur.execute("DELETE FROM review_metrics WHERE spec = %s AND discipline = %s", (spec.name, d))
-            insert_rows(conn, "review_metrics", ("spec", "discipline", *table.columns), [(spec.name, d, *r) for r in table.iter_rows()])
-        return dg.MaterializeResult(metadata={"pairs": dg.MetadataValue.int(len(pairs)),
-                                              "table5": dg.MetadataValue.md(_markdown(table))})
+            insert_rows(
+                conn,
+                "review_metrics",
+                ("spec", "discipline", *table.columns),
+                [(spec.name, d, *r) for r in table.iter_rows()],
+            )
+        return dg.MaterializeResult(
+            metadata={"pairs": dg.MetadataValue.int(len(pairs)), "table5": dg.MetadataValue.md(_markdown(table))}
+        )
 
     return dg.Definitions(assets=[review_assignments, review_payout_ledger, review_bonus_calibration, review_metrics])
 

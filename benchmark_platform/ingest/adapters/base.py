@@ -56,19 +56,41 @@ class SourceBase(BaseModel):
         raise NotImplementedError
 
     # -- helpers for adapters ----------------------------------------------------------------------------------
-    def document(self, fetched: Fetched, *, text: str, title: str, url: str | None = None,
-                 span: tuple[int, int] | None = None, locator: str = "", metadata: dict[str, Any] | None = None,
-                 media_type: str | None = None, content_date: date | None = None) -> Document:
+    def document(
+        self,
+        fetched: Fetched,
+        *,
+        text: str,
+        title: str,
+        url: str | None = None,
+        span: tuple[int, int] | None = None,
+        locator: str = "",
+        metadata: dict[str, Any] | None = None,
+        media_type: str | None = None,
+        content_date: date | None = None,
+    ) -> Document:
         """A document whose raw bytes are `span` of the fetched body (the whole body by default)."""
         start, end = span or (0, len(fetched.body))
         exchange = fetched.exchange
         extra = {"revalidated_at": fetched.revalidated_by.recorded_at.isoformat()} if fetched.revalidated_by else {}
         return Document(
-            source_id=self.id, url=url or exchange.url, title=title, media_type=media_type or fetched.media_type,
-            retrieved_at=exchange.recorded_at, content_date=content_date or self.content_date, raw=fetched.body[start:end],
-            text=text, metadata={**(metadata or {}), **extra},
-            trace=Trace(exchange_id=exchange.exchange_id, response_url=exchange.url, body_sha256=exchange.body_sha256,
-                        start=start, end=end, locator=locator),
+            source_id=self.id,
+            url=url or exchange.url,
+            title=title,
+            media_type=media_type or fetched.media_type,
+            retrieved_at=exchange.recorded_at,
+            content_date=content_date or self.content_date,
+            raw=fetched.body[start:end],
+            text=text,
+            metadata={**(metadata or {}), **extra},
+            trace=Trace(
+                exchange_id=exchange.exchange_id,
+                response_url=exchange.url,
+                body_sha256=exchange.body_sha256,
+                start=start,
+                end=end,
+                locator=locator,
+            ),
         )
 
     def reject(self, locator: str, reason: str, excerpt: str = "") -> Rejection:

@@ -52,8 +52,9 @@ class GeoJsonSource(SourceBase):
             blocks = [field_lines(fields)]
             metadata: dict[str, Any] = {"fields": fields, "features": len(props), "encoding": decoded.encoding}
             if self.member_properties:
-                members = [{k: _value(p.get(k)) for k in self.member_properties if p.get(k) not in (None, "")}
-                            for p in props]
+                members = [
+                    {k: _value(p.get(k)) for k in self.member_properties if p.get(k) not in (None, "")} for p in props
+                ]
                 metadata["members"] = members
                 blocks.append("\n".join("; ".join(f"{k}: {v}" for k, v in m.items()) for m in members if m))
             earlier = [self._fields(p) for p in props if p is not primary] if self.current_property else []
@@ -61,5 +62,10 @@ class GeoJsonSource(SourceBase):
                 metadata["earlier"] = earlier
                 blocks.extend("Earlier version\n" + field_lines(f) for f in earlier)
             title = str(fields.get(self.title_property) or url.rsplit("/", 1)[-1])
-            yield self.document(fetched, text="\n\n".join(b for b in blocks if b), title=title, metadata=metadata,
-                                media_type="application/geo+json")
+            yield self.document(
+                fetched,
+                text="\n\n".join(b for b in blocks if b),
+                title=title,
+                metadata=metadata,
+                media_type="application/geo+json",
+            )

@@ -25,7 +25,9 @@ def legal_text(markup: str) -> str:
     """Plain text of a Légifrance/Etalab text: tags dropped, tables one row per line, Markdown headings unmarked."""
     soup = BeautifulSoup(markup, "html.parser")
     for table in soup.find_all("table"):
-        rows = [" | ".join(squash(cell.get_text(" ")) for cell in tr.find_all(["td", "th"])) for tr in table.find_all("tr")]
+        rows = [
+            " | ".join(squash(cell.get_text(" ")) for cell in tr.find_all(["td", "th"])) for tr in table.find_all("tr")
+        ]
         table.replace_with("\n\n" + "\n\n".join(r for r in rows if r.strip(" |")) + "\n\n")
     for br in soup.find_all("br"):
         br.replace_with(" ")
@@ -60,6 +62,14 @@ class LegalTextSource(SourceBase):
                 continue
             found = _APPELLATION.search(text)
             title = f"Cahier des charges de l'AOC {squash(found.group(1)).title()}" if found else self.title
-            yield self.document(fetched, text=text, title=title, url=self.canonical_url or url,
-                                metadata={"outline": outline(text), "encoding": decoded.encoding,
-                                          "appellation": squash(found.group(1)) if found else None})
+            yield self.document(
+                fetched,
+                text=text,
+                title=title,
+                url=self.canonical_url or url,
+                metadata={
+                    "outline": outline(text),
+                    "encoding": decoded.encoding,
+                    "appellation": squash(found.group(1)) if found else None,
+                },
+            )

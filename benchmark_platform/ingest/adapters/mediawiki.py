@@ -33,9 +33,17 @@ class MediaWikiSource(SourceBase):
     infobox_prefix: str = "Infobox"
 
     def call(self, title: str) -> str:
-        params = {"action": "query", "prop": "revisions", "rvprop": "content|ids|timestamp", "rvslots": "main",
-                  **({"rvsection": str(self.section)} if self.section is not None else {}),
-                  "titles": title, "redirects": "1", "format": "json", "formatversion": "2"}
+        params = {
+            "action": "query",
+            "prop": "revisions",
+            "rvprop": "content|ids|timestamp",
+            "rvslots": "main",
+            **({"rvsection": str(self.section)} if self.section is not None else {}),
+            "titles": title,
+            "redirects": "1",
+            "format": "json",
+            "formatversion": "2",
+        }
         return str(httpx.URL(self.api, params=params))
 
     def request_urls(self) -> list[str]:
@@ -58,14 +66,24 @@ class MediaWikiSource(SourceBase):
                 revision = page["revisions"][0]
                 content = revision["slots"]["main"]["content"]
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                yield self.reject(url, f"not a MediaWiki query response: {type(exc).__name__}: {exc}",
-                                  decoded.text[:200])
+                yield self.reject(
+                    url, f"not a MediaWiki query response: {type(exc).__name__}: {exc}", decoded.text[:200]
+                )
                 continue
             wikicode = mwparserfromhell.parse(content)
-            infobox = next((t for t in wikicode.filter_templates(recursive=False)
-                            if str(t.name).strip().lower().startswith(self.infobox_prefix.lower())), None)
-            fields = {} if infobox is None else {
-                squash(str(p.name)): value for p in infobox.params if (value := squash(p.value.strip_code()))}
+            infobox = next(
+                (
+                    t
+                    for t in wikicode.filter_templates(recursive=False)
+                    if str(t.name).strip().lower().startswith(self.infobox_prefix.lower())
+                ),
+                None,
+            )
+            fields = (
+                {}
+                if infobox is None
+                else {squash(str(p.name)): value for p in infobox.params if (value := squash(p.value.strip_code()))}
+            )
             for template in wikicode.filter_templates(recursive=False):
                 wikicode.remove(template)
             for tag in wikicode.filter_tags(matches=lambda node: str(node.tag).lower() == "ref"):
@@ -79,8 +97,17 @@ class MediaWikiSource(SourceBase):
                 continue
             permalink = f"{site}/w/index.php?title={quote(page_title.replace(' ', '_'))}&oldid={revision['revid']}"
             yield self.document(
-                fetched, text=text, title=page_title, url=permalink,
+                fetched,
+                text=text,
+                title=page_title,
+                url=permalink,
                 content_date=datetime.fromisoformat(revision["timestamp"].replace("Z", "+00:00")).date(),
-                metadata={"fields": fields, "infobox": squash(str(infobox.name)) if infobox else None,
-                          "revid": revision["revid"], "pageid": page.get("pageid"), "api_call": url,
-                          "encoding": decoded.encoding})
+                metadata={
+                    "fields": fields,
+                    "infobox": squash(str(infobox.name)) if infobox else None,
+                    "revid": revision["revid"],
+                    "pageid": page.get("pageid"),
+                    "api_call": url,
+                    "encoding": decoded.encoding,
+                },
+            )

@@ -46,9 +46,14 @@ class PageSource(SourceBase):
                 yield self.reject(url, f"only {len(text)} characters of content after stripping boilerplate")
                 continue
             if problems := encoding_problems(text):
-                yield self.reject(url, f"text decoded as {decoded.encoding} looks wrong: {'; '.join(problems)}",
-                                  text[:200])
+                yield self.reject(
+                    url, f"text decoded as {decoded.encoding} looks wrong: {'; '.join(problems)}", text[:200]
+                )
                 continue
-            yield self.document(fetched, text=text, title=title or self.title, url=self.canonical_url or url,
-                                metadata={"encoding": decoded.encoding, "declared_charset": decoded.declared,
-                                          "format": kind})
+            yield self.document(
+                fetched,
+                text=text,
+                title=title or self.title,
+                url=self.canonical_url or url,
+                metadata={"encoding": decoded.encoding, "declared_charset": decoded.declared, "format": kind},
+            )

@@ -25,8 +25,10 @@ _P131_PATH = re.compile(r"P131\s*\)?\s*[*+/{?]|[/|^]\s*(?:wdt:|p:|ps:)?P131\b")
 
 def check_country_binding(query: str) -> str:
     if _P131_PATH.search(query):
-        raise ValueError("the query walks P131 (located in the administrative territorial entity) transitively; "
-                         "bind countries with the direct P17 relation (OenoBench B.2)")
+        raise ValueError(
+            "the query walks P131 (located in the administrative territorial entity) transitively; "
+            "bind countries with the direct P17 relation (OenoBench B.2)"
+        )
     return query
 
 
@@ -69,6 +71,10 @@ class SparqlSource(SourceBase):
             yield self.reject(url, "the query returned no results")
             return
         text = "\n".join("; ".join(f"{k}: {v}" for k, v in row.items()) for row in rows)
-        yield self.document(fetched, text=text, title=self.title, media_type="application/sparql-results+json",
-                            metadata={"variables": variables, "rows": rows, "query": self.query,
-                                      "endpoint": self.endpoint})
+        yield self.document(
+            fetched,
+            text=text,
+            title=self.title,
+            media_type="application/sparql-results+json",
+            metadata={"variables": variables, "rows": rows, "query": self.query, "endpoint": self.endpoint},
+        )

@@ -91,32 +91,48 @@ class CsvSource(_Cleaning):
         for row_number, values, start, end in rows:
             locator = f"{url}#row={row_number}"
             if (earlier := first_seen.setdefault(fetched.body[start:end], row_number)) != row_number:
-                yield self.reject(locator, f"row {row_number} repeats row {earlier} byte for byte",
-                                  fetched.body[start:end].decode(decoded.encoding, "replace"))
+                yield self.reject(
+                    locator,
+                    f"row {row_number} repeats row {earlier} byte for byte",
+                    fetched.body[start:end].decode(decoded.encoding, "replace"),
+                )
                 continue
             if len(values) != len(header):
-                yield self.reject(locator, f"{len(values)} fields where the header has {len(header)}",
-                                  fetched.body[start:end].decode(decoded.encoding, "replace"))
+                yield self.reject(
+                    locator,
+                    f"{len(values)} fields where the header has {len(header)}",
+                    fetched.body[start:end].decode(decoded.encoding, "replace"),
+                )
                 continue
             try:
                 fields = self._clean(dict(zip(header, values, strict=True)))
             except ValueError as exc:
-                yield self.reject(locator, f"row {row_number}: {exc}",
-                                  fetched.body[start:end].decode(decoded.encoding, "replace"))
+                yield self.reject(
+                    locator, f"row {row_number}: {exc}", fetched.body[start:end].decode(decoded.encoding, "replace")
+                )
                 continue
             parsed.append((row_number, fields, start, end))
         if self.documents == "file":
             if parsed:
                 text = "\n\n".join(self._text(fields) for _, fields, _, _ in parsed)
-                yield self.document(fetched, text=text, title=self.title,
-                                    metadata={"rows": [f for _, f, _, _ in parsed], "encoding": decoded.encoding})
+                yield self.document(
+                    fetched,
+                    text=text,
+                    title=self.title,
+                    metadata={"rows": [f for _, f, _, _ in parsed], "encoding": decoded.encoding},
+                )
             return
         for row_number, fields, start, end in parsed:
             canonical = str(fields.get(self.url_column, "")) if self.url_column else ""
             yield self.document(
-                fetched, text=self._text(fields), title=self._title(fields),
-                url=canonical or f"{url}#row={row_number}", span=(start, end), locator=f"row={row_number}",
-                metadata={"fields": fields, "row": row_number, "encoding": decoded.encoding})
+                fetched,
+                text=self._text(fields),
+                title=self._title(fields),
+                url=canonical or f"{url}#row={row_number}",
+                span=(start, end),
+                locator=f"row={row_number}",
+                metadata={"fields": fields, "row": row_number, "encoding": decoded.encoding},
+            )
 
     def _text(self, fields: dict[str, Any]) -> str:
         shown = self.text_columns or [c for c in fields if c != self.url_column]
@@ -144,7 +160,7 @@ def _rows_with_spans(body: bytes, encoding: str, delimiter: str) -> Iterator[tup
         if not values:
             continue
         row_number += 1
-        while end > start and body[end - 1:end] in (b"\n", b"\r"):
+        while end > start and body[end - 1 : end] in (b"\n", b"\r"):
             end -= 1
         yield row_number, values, start, end
 
@@ -165,8 +181,16 @@ class XlsSource(_Cleaning):
             fetched = fetcher.get(url)
             try:
                 book = xlrd.open_workbook(file_contents=fetched.body, on_demand=True)
-                sheet = book.sheet_by_name(self.sheet) if isinstance(self.sheet, str) else book.sheet_by_index(self.sheet)
-            except (xlrd.XLRDError, ValueError, IndexError, AssertionError, EOFError) as exc:  # xlrd's errors on bad bytes
+                sheet = (
+                    book.sheet_by_name(self.sheet) if isinstance(self.sheet, str) else book.sheet_by_index(self.sheet)
+                )
+            except (
+                xlrd.XLRDError,
+                ValueError,
+                IndexError,
+                AssertionError,
+                EOFError,
+            ) as exc:  # xlrd's errors on bad bytes
                 yield self.reject(url, f"not a readable .xls workbook: {type(exc).__name__}: {exc}")
                 continue
             yield from self._read_sheet(fetched, sheet)
@@ -189,10 +213,18 @@ class XlsSource(_Cleaning):
         if not rows:
             yield self.reject(f"{url}#sheet={sheet.name}", f"no row whose first cell matches {self.row_pattern!r}")
             return
-        text = "\n".join(notes) + "\n\n" + "\n".join(
-            "; ".join(f"{k}: {v}" for k, v in row.items() if v != "") for row in rows)
-        yield self.document(fetched, text=text.strip(), title=self.title, locator=f"sheet={sheet.name}",
-                            metadata={"sheet": sheet.name, "rows": rows, "notes": notes})
+        text = (
+            "\n".join(notes)
+            + "\n\n"
+            + "\n".join("; ".join(f"{k}: {v}" for k, v in row.items() if v != "") for row in rows)
+        )
+        yield self.document(
+            fetched,
+            text=text.strip(),
+            title=self.title,
+            locator=f"sheet={sheet.name}",
+            metadata={"sheet": sheet.name, "rows": rows, "notes": notes},
+        )
 
 
 def _cell(cell: xlrd.sheet.Cell) -> str:
