@@ -17,18 +17,17 @@ import numpy as np
 import polars as pl
 from scipy.stats import kendalltau
 
-from benchmark_platform.analysis import (
-    ScoreMatrix,
-    group_accuracy,
-    leaderboard,
-    markdown_table,
+from benchmark_platform.analysis.accuracy import group_accuracy, leaderboard, wide
+from benchmark_platform.analysis.matrix import ScoreMatrix
+from benchmark_platform.analysis.report import markdown_table
+from benchmark_platform.analysis.stability import (
+    DEFAULT_RATES,
     pairwise_resolvability,
     ranking_stability,
     resolvability_summary,
-    wide,
+    top_k,
 )
-from benchmark_platform.analysis.stability import DEFAULT_RATES, top_k
-from benchmark_platform.evaluation import read_mmlu_pro_items, read_mmlu_pro_matrices
+from benchmark_platform.evaluation.importers import read_mmlu_pro_items, read_mmlu_pro_matrices
 
 SEED = 20261129
 B = 1000

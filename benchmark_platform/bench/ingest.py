@@ -15,6 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmark_platform.ingest.adapters import read_source
 from benchmark_platform.ingest.fetch import Fetched, ReplayFetcher
 from benchmark_platform.ingest.records import Document, ProvenanceError, verify_provenance
 from benchmark_platform.ingest.run import replay_source
@@ -60,11 +61,11 @@ def main() -> None:
         full.append(seconds)
         documents = [d for r in results for d in r.documents]
         replay = ReplayFetcher(SnapshotStore(spec.snapshot_dir))
-        replay_parse.append(_timed(lambda: [list(s.read(replay)) for s in spec.sources])[0])  # noqa: B023
+        replay_parse.append(_timed(lambda: [list(read_source(s, replay)) for s in spec.sources])[0])  # noqa: B023
         store_reads.append(_timed(lambda: [store.body(e) for e in exchanges])[0])
         if direct_ok:
             direct = DirectFileFetcher(store, args.data)
-            direct_parse.append(_timed(lambda: [list(s.read(direct)) for s in spec.sources])[0])  # noqa: B023
+            direct_parse.append(_timed(lambda: [list(read_source(s, direct)) for s in spec.sources])[0])  # noqa: B023
             file_reads.append(_timed(lambda: [(args.data / e.capture.origin).read_bytes() for e in exchanges])[0])
 
     tiers = {s.id: (s.tier, s.licence) for s in spec.sources}

@@ -31,9 +31,12 @@ import scipy.sparse as sp
 from scipy.stats import kendalltau
 
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
-from benchmark_platform.centrality import Candidate, CentralityParams, score_discipline, select
+from benchmark_platform.centrality.models import Candidate
+from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.scoring import score_discipline, select
 from benchmark_platform.paths import PROJECT_ROOT
-from benchmark_platform.selection import SelectionProblem, select_greedy
+from benchmark_platform.selection.greedy import select_greedy
+from benchmark_platform.selection.problem import SelectionProblem
 
 MMLU_PRO = PROJECT_ROOT.parent / "shared" / "data" / "mmlu_pro_outputs"
 

@@ -27,13 +27,9 @@ from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
-from benchmark_platform.selection import (
-    InfeasibleSelectionError,
-    SelectionProblem,
-    SelectionResult,
-    select_greedy,
-    select_mip,
-)
+from benchmark_platform.selection.greedy import select_greedy
+from benchmark_platform.selection.mip import select_mip
+from benchmark_platform.selection.problem import InfeasibleSelectionError, SelectionProblem, SelectionResult
 
 Embed = Callable[[list[str]], np.ndarray]
 """Texts in, unit-length float32 rows out (e.g. benchmark_platform.embed.StaticEmbedder().encode)."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark_platform.facts.config import FactsConfig, GazetteerFile
-from benchmark_platform.spec.models import slug
+from benchmark_platform.keys import slug
 
 
 class GazetteerError(ValueError):

@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from bs4 import BeautifulSoup
 
+from benchmark_platform.ingest.config import CleanerName
+
 # -- whitespace ---------------------------------------------------------------------------------------------------
 
 _SPACES = re.compile(r"[ \t\u00a0\u2007\u202f]+")
@@ -254,9 +256,9 @@ def strip_html_boilerplate(html: str) -> tuple[str, str]:
     return title, text
 
 
-# -- registry used by the spec ---------------------------------------------------------------------------------------
+# -- registry used by the spec (config.CleanerName lists the same names; a test checks) -------------------------------
 
-VALUE_CLEANERS: dict[str, Callable[[str], object]] = {
+VALUE_CLEANERS: dict[CleanerName, Callable[[str], object]] = {
     "strip": squash,
     "infobox": clean_infobox_value,
     "french_integer": french_integer,

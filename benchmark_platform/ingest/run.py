@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from benchmark_platform.ingest.adapters.base import SourceBase
+from benchmark_platform.ingest.adapters import read_source
+from benchmark_platform.ingest.config import SourceConfig
 from benchmark_platform.ingest.fetch import Fetcher, ReplayFetcher, forbid_network
 from benchmark_platform.ingest.records import Document, ProvenanceError, Rejection, verify_provenance
 from benchmark_platform.ingest.snapshot import SnapshotStore
@@ -18,7 +19,7 @@ from benchmark_platform.ingest.snapshot import SnapshotStore
 
 @dataclass
 class IngestResult:
-    source: SourceBase
+    source: SourceConfig
     documents: list[Document] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
 
@@ -27,9 +28,9 @@ class IngestResult:
         return sorted({d.trace.exchange_id for d in self.documents})
 
 
-def ingest_source(source: SourceBase, fetcher: Fetcher) -> IngestResult:
+def ingest_source(source: SourceConfig, fetcher: Fetcher) -> IngestResult:
     result = IngestResult(source)
-    for record in source.read(fetcher):
+    for record in read_source(source, fetcher):
         (result.documents if isinstance(record, Document) else result.rejections).append(record)
     bodies: dict[str, bytes] = {}
     for document in result.documents:
@@ -40,6 +41,6 @@ def ingest_source(source: SourceBase, fetcher: Fetcher) -> IngestResult:
     return result
 
 
-def replay_source(source: SourceBase, store: SnapshotStore) -> IngestResult:
+def replay_source(source: SourceConfig, store: SnapshotStore) -> IngestResult:
     with forbid_network():
         return ingest_source(source, ReplayFetcher(store))

@@ -6,22 +6,3 @@
 - `mcq`: option-likelihood multiple-choice answers; `local`: the bundled llama.cpp model (extra `local-llm`);
   `double`: the scripted OpenAI-compatible loopback server used by tests and the benchmark.
 """
-
-from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices, ReasoningConfig, pool_name
-from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
-from benchmark_platform.llm.structured import ExtractionError, extract
-
-__all__ = [
-    "CallResult",
-    "ChatRequest",
-    "ExtractionError",
-    "Gateway",
-    "GatewaySettings",
-    "GatewayTotals",
-    "ModelConfig",
-    "Prices",
-    "ReasoningConfig",
-    "ScoreRequest",
-    "extract",
-    "pool_name",
-]

@@ -5,23 +5,3 @@ audits, appeals and the ledger (:mod:`.workflow`), bonus calibration (:mod:`.cal
 Theorem 1 (:mod:`.game`), KINA Table 5 (:mod:`.metrics`), a simulated round (:mod:`.simround`). The web app for
 reviewers is :mod:`.web`; database access is :mod:`.repository`.
 """
-
-from benchmark_platform.review.models import Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
-from benchmark_platform.review.rubrics import RUBRICS, WeightSchedule, validated_score
-from benchmark_platform.review.workflow import LedgerEntry, RoundOutcome, decide, settle_round
-
-__all__ = [
-    "RUBRICS",
-    "Decision",
-    "LedgerEntry",
-    "Rating",
-    "ReviewItem",
-    "ReviewPolicy",
-    "Reviewer",
-    "RoundOutcome",
-    "Verdict",
-    "WeightSchedule",
-    "decide",
-    "settle_round",
-    "validated_score",
-]

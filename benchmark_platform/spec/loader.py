@@ -8,13 +8,17 @@ import yaml
 from pydantic import ValidationError
 
 from benchmark_platform.paths import SPECS_DIR
-from benchmark_platform.spec.models import BenchmarkSpec
+from benchmark_platform.spec.models import BenchmarkSpec, SpecReferenceError
 
 DEFAULT_SPEC = "wine"
 
 
 class SpecError(ValueError):
-    pass
+    """A spec that cannot be used. `problems` lists each fault on its own line (file, field path, what is wrong)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
 class _IncludeLoader(yaml.SafeLoader):
@@ -52,7 +56,17 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC) -> BenchmarkSpec:
     try:
         return BenchmarkSpec.model_validate({**raw, "directory": path.parent})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}" for error in exc.errors()
-        )
-        raise SpecError(f"{path}: invalid spec: {problems}") from None
+        problems = validation_problems(exc)
+        raise SpecError(f"{path}: invalid spec: {'; '.join(problems)}", [f"{path}: {p}" for p in problems]) from None
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """One "field.path: message" per fault; the cross-section rules' faults each under their own field path."""
+    problems = []
+    for detail in error.errors():
+        cause = (detail.get("ctx") or {}).get("error")
+        if isinstance(cause, SpecReferenceError):
+            problems += [f"{where}: {what}" for where, what in cause.problems]
+        else:
+            problems.append(f"{'.'.join(str(part) for part in detail['loc']) or '(top level)'}: {detail['msg']}")
+    return problems

@@ -5,7 +5,6 @@ Each stage owns the model of its own section (`<stage>/config.py`); this module 
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from pathlib import Path
 
@@ -18,15 +17,19 @@ from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
+from benchmark_platform.keys import slug
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.release.config import ReleaseConfig
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.selection.config import SelectionConfig
 
 
-def slug(name: str) -> str:
-    """A partition-key-safe identifier: Dagster keys may not contain commas or brackets."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+class SpecReferenceError(ValueError):
+    """Names one section of a spec uses that another must define but does not, each with its field path."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{where}: {what}" for where, what in problems))
+        self.problems = problems
 
 
 class TaxonomyNode(BaseModel):
@@ -90,23 +93,44 @@ class BenchmarkSpec(BaseModel):
 
     @model_validator(mode="after")
     def _references_exist(self) -> BenchmarkSpec:
+        if problems := self._cross_section_problems():
+            raise SpecReferenceError(problems)
+        return self
+
+    def _cross_section_problems(self) -> list[tuple[str, str]]:
+        """(field path, what is wrong) of every name one section uses that another section must define."""
+        problems: list[tuple[str, str]] = []
         keys = [key for key, _ in self.leaves]
         if len(set(keys)) != len(keys):
-            raise ValueError(
-                f"taxonomy leaves must have unique keys; repeated: {sorted({k for k in keys if keys.count(k) > 1})}"
-            )
-        known, sources = set(keys), {s.id for s in self.sources}
+            repeated = sorted({k for k in keys if keys.count(k) > 1})
+            problems.append(("taxonomy", f"taxonomy leaves must have unique keys; repeated: {repeated}"))
+        known, sources = set(keys), [s.id for s in self.sources]
         for where, discipline in [
-            *(("facts.lexicons", d) for d in self.facts.lexicons),
-            *(("facts.templates", t.discipline) for t in self.facts.templates),
-            *(("generation.templates", t.discipline) for t in self.generation.templates),
+            *((f"facts.lexicons.{d}", d) for d in self.facts.lexicons),
+            *((f"facts.templates.{i}.discipline", t.discipline) for i, t in enumerate(self.facts.templates)),
+            *((f"generation.templates.{i}.discipline", t.discipline) for i, t in enumerate(self.generation.templates)),
         ]:
             if discipline not in known:
-                raise ValueError(f"{where}: unknown discipline {discipline!r} (taxonomy leaves: {sorted(known)})")
-        for template in self.facts.templates:
-            if template.source not in sources:
-                raise ValueError(f"facts.templates: unknown source {template.source!r}")
-        return self
+                problems.append((where, f"unknown discipline {discipline!r} (taxonomy leaves: {sorted(known)})"))
+        for where, source in [
+            *((f"facts.templates.{i}.source", t.source) for i, t in enumerate(self.facts.templates)),
+            *((f"facts.prose_sources.{i}", s) for i, s in enumerate(self.facts.prose_sources)),
+            *((f"facts.on_topic.{i}.source", r.source) for i, r in enumerate(self.facts.on_topic)),
+        ]:
+            if source not in sources:
+                problems.append((where, f"unknown source {source!r} (sources: {sources})"))
+        models = sorted(m.name for m in self.models)
+        for where, model in [
+            ("facts.paraphrase_model", self.facts.paraphrase_model),
+            ("selection.signature_model", self.selection.signature_model),
+            *((f"generation.generators.{i}", name) for i, name in enumerate(self.generation.generators)),
+            *((f"generation.gate.models.{tier}", name) for tier, name in self.generation.gate.models.items()),
+            *((f"audit.judges.{i}", name) for i, name in enumerate(self.audit.judges)),
+            *((f"evaluation.slate.{i}.model", e.model) for i, e in enumerate(self.evaluation.slate)),
+        ]:
+            if model is not None and model not in models:
+                problems.append((where, f"{model!r} is not one of the spec's models {models}"))
+        return problems
 
     @cached_property
     def leaves(self) -> list[tuple[str, tuple[str, ...]]]:

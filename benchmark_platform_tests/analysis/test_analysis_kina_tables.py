@@ -12,7 +12,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from benchmark_platform.analysis import discrimination_indices, scaling_slopes
+from benchmark_platform.analysis.discrimination import discrimination_indices
+from benchmark_platform.analysis.frontier import scaling_slopes
 
 ABBREVIATIONS = {
     "Agr.": "Agronomy",

@@ -8,16 +8,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from benchmark_platform.analysis import (
-    ScoreMatrix,
-    discrimination_indices,
-    group_accuracy,
-    leaderboard,
-    pairwise_resolvability,
-    ranking_stability,
-    tiers,
-)
-from benchmark_platform.evaluation import read_mmlu_pro_items, read_mmlu_pro_matrices
+from benchmark_platform.analysis.accuracy import group_accuracy, leaderboard
+from benchmark_platform.analysis.discrimination import discrimination_indices
+from benchmark_platform.analysis.matrix import ScoreMatrix
+from benchmark_platform.analysis.stability import pairwise_resolvability, ranking_stability, tiers
+from benchmark_platform.evaluation.importers import read_mmlu_pro_items, read_mmlu_pro_matrices
 
 B = 200  # enough for these assertions; the benchmark runs B = 1,000
 

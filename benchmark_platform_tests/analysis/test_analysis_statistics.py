@@ -7,27 +7,20 @@ import polars as pl
 import pytest
 from scipy.stats import kendalltau
 
-from benchmark_platform.analysis import (
-    ScoreMatrix,
-    cost_frontier,
-    distribution_png,
-    family_matrix,
-    frontier_png,
-    group_accuracy,
-    heatmap_png,
+from benchmark_platform.analysis.accuracy import group_accuracy, leaderboard, wide
+from benchmark_platform.analysis.config import AnalysisConfig
+from benchmark_platform.analysis.frontier import cost_frontier
+from benchmark_platform.analysis.gaps import family_matrix, paired_deltas, self_preference, slice_gap
+from benchmark_platform.analysis.matrix import ScoreMatrix
+from benchmark_platform.analysis.plots import distribution_png, frontier_png, heatmap_png
+from benchmark_platform.analysis.run import ConfigInfo, analyse
+from benchmark_platform.analysis.stability import (
     kendall_tau_b,
-    leaderboard,
-    paired_deltas,
     pairwise_resolvability,
     ranking_stability,
-    self_preference,
-    slice_gap,
     subsample_accuracies,
     tiers,
-    wide,
 )
-from benchmark_platform.analysis.config import AnalysisConfig
-from benchmark_platform.analysis.run import ConfigInfo, analyse
 
 
 def matrix_of(scores: np.ndarray, models: list[str], **attributes: list[str]) -> ScoreMatrix:

@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from benchmark_platform.bench.selection import mmlu_pro_discipline
-from benchmark_platform.centrality import CentralityParams, SignatureError, score_discipline, select
-from benchmark_platform.centrality.signature import uncertainty_set
+from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.scoring import score_discipline, select
+from benchmark_platform.centrality.signature import SignatureError, uncertainty_set
 from benchmark_platform.embed import StaticEmbedder
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from benchmark_platform.analysis import ScoreMatrix
-from benchmark_platform.evaluation import (
+from benchmark_platform.analysis.matrix import ScoreMatrix
+from benchmark_platform.evaluation.importers import (
     read_inspect_log,
     read_lm_eval_samples,
     read_mmlu_pro_items,

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from benchmark_platform.evaluation import (
-    AnswerProtocol,
+from benchmark_platform.evaluation.answering import AnswerProtocol, parse_letter
+from benchmark_platform.evaluation.importers import read_mmlu_pro_items
+from benchmark_platform.evaluation.items import EvalItem
+from benchmark_platform.evaluation.runners import (
     AnswerReply,
     AnswerRequest,
-    EvalItem,
     evaluate_by_likelihood,
     evaluate_generative,
-    parse_letter,
     random_baseline,
-    read_mmlu_pro_items,
     telemetry_summary,
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import warnings
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -299,3 +300,41 @@ def test_a_failed_fetch_fails_the_source_and_records_no_document(
         ingest_source(src, fetcher)
     with pytest.raises(FetchError, match="503"):  # replay reproduces the failure rather than a partial source
         replay_source(src, store)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT ?x WHERE { ?x wdt:P17 wd:Q142 . }",
+        "PREFIX wd: <http://www.wikidata.org/entity/>\nselect ?x WHERE { ?x ?p wd:Q142 . }",
+        "# ASK is only in this comment\nSELECT * WHERE { ?s ?p ?o }",
+        "BASE <http://example.org/>\nASK { ?s ?p ?o }",
+        "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }",
+        "DESCRIBE <http://example.org/x>",
+        "nothing a SPARQL parser would recognise",
+    ],
+)
+def test_the_spec_check_of_the_query_form_agrees_with_sparqlwrapper(query: str):
+    from SPARQLWrapper import SPARQLWrapper
+
+    from benchmark_platform.ingest.config import sparql_query_form
+
+    wrapper = SPARQLWrapper("https://query.wikidata.org/sparql")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # SPARQLWrapper warns on a query form it does not know
+        wrapper.setQuery(query)
+    assert sparql_query_form(query) == wrapper.queryType
+
+
+def test_a_non_select_query_is_refused_when_the_spec_is_validated():
+    with pytest.raises(ValidationError, match="only SELECT queries are ingested, not ASK"):
+        source(adapter="sparql", query="ASK { ?x wdt:P17 wd:Q142 }")
+
+
+def test_every_cleaner_a_spec_may_name_is_registered():
+    from typing import get_args
+
+    from benchmark_platform.ingest.cleaners import VALUE_CLEANERS
+    from benchmark_platform.ingest.config import CleanerName
+
+    assert set(VALUE_CLEANERS) == set(get_args(CleanerName))

@@ -11,7 +11,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark_platform.selection import InfeasibleSelectionError, SelectionProblem, select_greedy, select_mip
+from benchmark_platform.selection.greedy import select_greedy
+from benchmark_platform.selection.mip import select_mip
+from benchmark_platform.selection.problem import InfeasibleSelectionError, SelectionProblem
 
 
 @st.composite
@@ -179,7 +181,8 @@ def test_repair_swaps_a_blocking_item_out_for_a_short_stratum() -> None:
 
 
 def test_select_falls_back_to_the_mip_when_greedy_blocks_itself():
-    from benchmark_platform.centrality import CentralityParams, select
+    from benchmark_platform.centrality.params import CentralityParams
+    from benchmark_platform.centrality.scoring import select
 
     # Greedy takes the strongest item 2 first, which duplicates both others: only the MIP finds {0, 1}.
     problem = SelectionProblem(

@@ -7,6 +7,7 @@ import json
 
 import dagster as dg
 import pytest
+from pydantic import ValidationError
 
 from benchmark_platform.anchors import load_anchor_set
 from benchmark_platform.defs.anchors import build_defs as anchors_defs
@@ -16,7 +17,7 @@ from benchmark_platform.defs.llm import LLMGatewayResource
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, scripted_servers
 from benchmark_platform.selection.config import SelectionConfig
-from benchmark_platform.spec import load_spec
+from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform_tests.selection.test_selection_assets import FACTS, fact_id, seeded_database
 
 
@@ -138,7 +139,9 @@ def test_an_invalid_signature_answer_fails_naming_the_item_and_persists_nothing(
         assert db.scalar(f"SELECT count(*) FROM {table} WHERE spec = 'wine' AND discipline = 'viticulture'") == 0
 
 
-def test_an_unknown_signature_model_is_refused_when_the_definitions_load():
-    spec = load_spec("wine").model_copy(update={"selection": SelectionConfig(signature_model="nobody")})
-    with pytest.raises(ValueError, match="signature_model 'nobody'"):
-        centrality_defs(spec)
+def test_an_unknown_signature_model_is_refused_when_the_spec_is_validated():
+    spec = load_spec("wine")
+    with pytest.raises(ValidationError, match="selection.signature_model: 'nobody' is not one of the spec's models"):
+        BenchmarkSpec.model_validate(
+            {**spec.model_dump(), "selection": {"signature_model": "nobody"}, "directory": spec.directory}
+        )

@@ -1,10 +1,6 @@
-from pathlib import Path
-
 import pytest
-import yaml
 
 from benchmark_platform.spec import SpecError, load_spec
-from benchmark_platform.spec.loader import _IncludeLoader
 
 
 def test_bundled_specs_load_with_their_partitions():
@@ -16,32 +12,21 @@ def test_bundled_specs_load_with_their_partitions():
     assert all("," not in k and "[" not in k for k in kina.discipline_keys)
 
 
-def _write(tmp_path: Path, mutate) -> Path:
-    """The wine spec with its !includes resolved, changed by `mutate`, written to a temporary file."""
-    spec_file = Path(load_spec("wine").directory) / "spec.yaml"
-    with spec_file.open() as handle:
-        raw = yaml.load(handle, _IncludeLoader)  # noqa: S506 - SafeLoader subclass
-    mutate(raw)
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return path
-
-
-def test_unknown_field_names_file_and_field(tmp_path):
-    path = _write(tmp_path, lambda raw: raw.setdefault("selection", {}).update(facts_per_disciplin=3))
+def test_unknown_field_names_file_and_field(changed_wine):
+    path = changed_wine(lambda raw: raw.setdefault("selection", {}).update(facts_per_disciplin=3))
     with pytest.raises(SpecError) as error:
         load_spec(path)
     assert str(path) in str(error.value) and "selection.facts_per_disciplin" in str(error.value)
 
 
-def test_wrong_type_names_the_field(tmp_path):
-    path = _write(tmp_path, lambda raw: raw.update(seed="not a number"))
+def test_wrong_type_names_the_field(changed_wine):
+    path = changed_wine(lambda raw: raw.update(seed="not a number"))
     with pytest.raises(SpecError, match=r"seed: Input should be a valid integer"):
         load_spec(path)
 
 
-def test_reference_to_unknown_discipline_is_refused(tmp_path):
-    path = _write(tmp_path, lambda raw: raw["generation"]["templates"][0].update(discipline="astronomy"))
+def test_reference_to_unknown_discipline_is_refused(changed_wine):
+    path = changed_wine(lambda raw: raw["generation"]["templates"][0].update(discipline="astronomy"))
     with pytest.raises(SpecError, match="unknown discipline 'astronomy'"):
         load_spec(path)
 

@@ -6,11 +6,12 @@ import hashlib
 
 import dagster as dg
 
-from benchmark_platform.analysis import markdown_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
+from benchmark_platform.analysis.report import markdown_table
 from benchmark_platform.analysis.run import OVERALL, analyse
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
-from benchmark_platform.evaluation import RESULT_COLUMNS, telemetry_summary
+from benchmark_platform.evaluation.results import RESULT_COLUMNS
+from benchmark_platform.evaluation.runners import telemetry_summary
 from benchmark_platform.spec import BenchmarkSpec
 
 SHOWN = (

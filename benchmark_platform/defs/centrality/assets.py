@@ -14,9 +14,9 @@ import dagster as dg
 from benchmark_platform.anchors import AnchorSet, load_anchor_set
 from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import record_import
-from benchmark_platform.centrality import CentralityResult, score_discipline
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.persist import fact_candidates, write_centrality
+from benchmark_platform.centrality.scoring import CentralityResult, score_discipline
 from benchmark_platform.centrality.signature import PROMPT_PATH, gateway_completion
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool, llm_metadata
@@ -26,17 +26,8 @@ from benchmark_platform.spec import BenchmarkSpec
 
 
 def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:
-    """The model config `selection.signature_model` names (None: deterministic signatures); unknown names fail."""
-    name = spec.selection.signature_model
-    if name is None:
-        return None
-    model = next((m for m in spec.models if m.name == name), None)
-    if model is None:
-        raise ValueError(
-            f"spec {spec.name!r}: selection.signature_model {name!r} is not one of the spec's models "
-            f"{sorted(m.name for m in spec.models)}"
-        )
-    return model
+    """The model config `selection.signature_model` names (None: deterministic signatures; the spec checked it)."""
+    return next((m for m in spec.models if m.name == spec.selection.signature_model), None)
 
 
 def scoring_version(spec: BenchmarkSpec, embedder: StaticEmbedder) -> str:

@@ -11,27 +11,29 @@ import json
 import dagster as dg
 import polars as pl
 
-from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
+from benchmark_platform.analysis.accuracy import leaderboard
+from benchmark_platform.analysis.matrix import ScoreMatrix
+from benchmark_platform.analysis.report import markdown_table
 from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
-from benchmark_platform.evaluation import (
-    AnswerProtocol,
-    EvalItem,
-    ModelSlate,
-    evaluate_by_likelihood,
-    evaluate_generative,
-    random_baseline,
-    telemetry_summary,
-)
+from benchmark_platform.evaluation.answering import AnswerProtocol
 from benchmark_platform.evaluation.config import SlateEntry
 from benchmark_platform.evaluation.gateway import GatewaySlate
 from benchmark_platform.evaluation.importers import read_results_import
+from benchmark_platform.evaluation.items import EvalItem
 from benchmark_platform.evaluation.persist import (
     EvaluationRun,
     load_eval_items,
     spec_item_disciplines,
     store_runs,
     stored_models,
+)
+from benchmark_platform.evaluation.runners import (
+    ModelSlate,
+    evaluate_by_likelihood,
+    evaluate_generative,
+    random_baseline,
+    telemetry_summary,
 )
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec

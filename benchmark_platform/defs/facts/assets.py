@@ -41,15 +41,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
     tiers = {source.id: source.tier for source in spec.sources}
-    named = {*spec.facts.prose_sources, *(rule.source for rule in spec.facts.on_topic)}
-    if unknown := sorted(named - tiers.keys()):
-        raise ValueError(f"spec {spec.name}: facts.prose_sources / facts.on_topic name unknown sources {unknown}")
+    # the spec's validators checked that the sources and the model named here exist
     paraphrase_model = next((m for m in spec.models if m.name == spec.facts.paraphrase_model), None)
-    if spec.facts.paraphrase_model is not None and paraphrase_model is None:
-        raise ValueError(
-            f"spec {spec.name}: facts.paraphrase_model {spec.facts.paraphrase_model!r} is not one of "
-            f"the spec's models {[m.name for m in spec.models]}"
-        )
     candidates_key = key(spec, "fact_candidates")
 
     @dg.asset(

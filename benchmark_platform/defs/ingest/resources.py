@@ -7,7 +7,7 @@ from typing import Literal
 
 import dagster as dg
 
-from benchmark_platform.ingest.adapters.base import SourceBase
+from benchmark_platform.ingest.config import SourceConfig
 from benchmark_platform.ingest.fetch import FetchPolicy, LiveFetcher
 from benchmark_platform.ingest.run import IngestResult, ingest_source, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
@@ -27,7 +27,7 @@ class SourceFetcher(dg.ConfigurableResource):
     def store(self, default_dir: Path) -> SnapshotStore:
         return SnapshotStore(Path(self.store_dir) if self.store_dir else default_dir)
 
-    def ingest(self, source: SourceBase, store: SnapshotStore) -> IngestResult:
+    def ingest(self, source: SourceConfig, store: SnapshotStore) -> IngestResult:
         if self.mode == "replay":
             return replay_source(source, store)
         policy = FetchPolicy(

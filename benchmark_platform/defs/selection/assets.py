@@ -9,14 +9,14 @@ import dagster as dg
 from benchmark_platform.anchors import load_anchor_set
 from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import record_import
-from benchmark_platform.centrality import build_problem, select
 from benchmark_platform.centrality.persist import audited_item_candidates, read_scores
+from benchmark_platform.centrality.scoring import build_problem, select
 from benchmark_platform.defs.centrality.assets import score_pool, scoring_version, signature_model
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.selection import SelectionResult
 from benchmark_platform.selection.persist import write_selection
+from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.spec import BenchmarkSpec
 
 

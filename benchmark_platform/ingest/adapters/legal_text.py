@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
 
 from bs4 import BeautifulSoup
-from pydantic import model_validator
 
-from benchmark_platform.ingest.adapters.base import Record, SourceBase
+from benchmark_platform.ingest.adapters.base import Record, document, reject
 from benchmark_platform.ingest.cleaners import paragraphs, squash
+from benchmark_platform.ingest.config import LegalTextSource
 from benchmark_platform.ingest.encoding import encoding_problems
 from benchmark_platform.ingest.fetch import Fetcher
 
@@ -39,37 +38,28 @@ def outline(text: str) -> list[dict[str, object]]:
     return [{"heading": m.group(0), "start": m.start()} for m in _HEADING.finditer(text)]
 
 
-class LegalTextSource(SourceBase):
-    adapter: Literal["legal_text"]
-    canonical_url: str | None = None  # the official text's URL when the bytes were served from a mirror
-
-    @model_validator(mode="after")
-    def _one_canonical_url(self) -> LegalTextSource:
-        if self.canonical_url and len(self.request_urls()) != 1:
-            raise ValueError(f"source {self.id}: canonical_url needs exactly one url")
-        return self
-
-    def read(self, fetcher: Fetcher) -> Iterator[Record]:
-        for url in self.request_urls():
-            fetched = fetcher.get(url)
-            decoded = fetched.decoded()
-            text = legal_text(decoded.text)
-            if problems := encoding_problems(text):
-                yield self.reject(url, f"text decoded as {decoded.encoding} looks wrong: {'; '.join(problems)}")
-                continue
-            if len(text) < 200:
-                yield self.reject(url, f"only {len(text)} characters of text")
-                continue
-            found = _APPELLATION.search(text)
-            title = f"Cahier des charges de l'AOC {squash(found.group(1)).title()}" if found else self.title
-            yield self.document(
-                fetched,
-                text=text,
-                title=title,
-                url=self.canonical_url or url,
-                metadata={
-                    "outline": outline(text),
-                    "encoding": decoded.encoding,
-                    "appellation": squash(found.group(1)) if found else None,
-                },
-            )
+def read(source: LegalTextSource, fetcher: Fetcher) -> Iterator[Record]:
+    for url in source.listed_urls():
+        fetched = fetcher.get(url)
+        decoded = fetched.decoded()
+        text = legal_text(decoded.text)
+        if problems := encoding_problems(text):
+            yield reject(source, url, f"text decoded as {decoded.encoding} looks wrong: {'; '.join(problems)}")
+            continue
+        if len(text) < 200:
+            yield reject(source, url, f"only {len(text)} characters of text")
+            continue
+        found = _APPELLATION.search(text)
+        title = f"Cahier des charges de l'AOC {squash(found.group(1)).title()}" if found else source.title
+        yield document(
+            source,
+            fetched,
+            text=text,
+            title=title,
+            url=source.canonical_url or url,
+            metadata={
+                "outline": outline(text),
+                "encoding": decoded.encoding,
+                "appellation": squash(found.group(1)) if found else None,
+            },
+        )

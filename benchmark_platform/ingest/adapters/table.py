@@ -13,130 +13,123 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 import xlrd
-from pydantic import Field, model_validator
 
-from benchmark_platform.ingest.adapters.base import Record, SourceBase, field_lines
+from benchmark_platform.ingest.adapters.base import Record, document, field_lines, reject
 from benchmark_platform.ingest.cleaners import VALUE_CLEANERS, squash
+from benchmark_platform.ingest.config import CsvSource, TableSource, XlsSource
 from benchmark_platform.ingest.fetch import Fetched, Fetcher
 
-CleanerName = Literal[tuple(VALUE_CLEANERS)]  # type: ignore[valid-type]  # the names cleaners.py registers
+
+def _clean(source: TableSource, row: dict[str, str]) -> dict[str, Any]:
+    """Cleaned fields; raises ValueError naming the column."""
+    fields: dict[str, Any] = {}
+    for column, value in row.items():
+        value = squash(value)
+        if not value:
+            if column in source.required:
+                raise ValueError(f"column {column!r} is empty")
+            fields[column] = ""
+            continue
+        cleaner = VALUE_CLEANERS[source.cleaners.get(column, "strip")]
+        try:
+            fields[column] = cleaner(value)
+        except ValueError as exc:
+            raise ValueError(f"column {column!r}: {exc}") from None
+    return fields
 
 
-class _Cleaning(SourceBase):
-    cleaners: dict[str, CleanerName] = Field(default_factory=dict)  # column -> cleaner; others are squashed
-    required: list[str] = Field(default_factory=list)  # columns that may not be empty
-    title_template: str = ""  # e.g. "{Owner_Name}"; default: the first column's value
-
-    def _clean(self, row: dict[str, str]) -> dict[str, Any]:
-        """Cleaned fields; raises ValueError naming the column."""
-        fields: dict[str, Any] = {}
-        for column, value in row.items():
-            value = squash(value)
-            if not value:
-                if column in self.required:
-                    raise ValueError(f"column {column!r} is empty")
-                fields[column] = ""
-                continue
-            cleaner = VALUE_CLEANERS[self.cleaners.get(column, "strip")]
-            try:
-                fields[column] = cleaner(value)
-            except ValueError as exc:
-                raise ValueError(f"column {column!r}: {exc}") from None
-        return fields
-
-    def _title(self, fields: dict[str, Any]) -> str:
-        if self.title_template:
-            return squash(self.title_template.format_map({k: v for k, v in fields.items()}))
-        return str(next(iter(fields.values()), ""))
-
-    def _check_columns(self, header: list[str]) -> str | None:
-        used = {*self.cleaners, *self.required, *re.findall(r"{(\w+)}", self.title_template)}
-        missing = sorted(used - set(header))
-        return f"columns {missing} not in the header {header}" if missing else None
+def _title(source: TableSource, fields: dict[str, Any]) -> str:
+    if source.title_template:
+        return squash(source.title_template.format_map({k: v for k, v in fields.items()}))
+    return str(next(iter(fields.values()), ""))
 
 
-class CsvSource(_Cleaning):
-    adapter: Literal["csv"]
-    delimiter: str = Field(default=",", min_length=1, max_length=1)
-    columns: list[str] = Field(default_factory=list)  # names for a headerless file; empty = first row is header
-    documents: Literal["row", "file"] = "row"
-    url_column: str | None = None  # a column holding each record's canonical URL
-    text_columns: list[str] = Field(default_factory=list)  # rendered in the text; empty = all
+def _check_columns(source: TableSource, header: list[str]) -> str | None:
+    used = {*source.cleaners, *source.required, *re.findall(r"{(\w+)}", source.title_template)}
+    missing = sorted(used - set(header))
+    return f"columns {missing} not in the header {header}" if missing else None
 
-    def read(self, fetcher: Fetcher) -> Iterator[Record]:
-        for url in self.request_urls():
-            yield from self._read_file(fetcher.get(url))
 
-    def _read_file(self, fetched: Fetched) -> Iterator[Record]:
-        url, decoded = fetched.url, fetched.decoded()
-        if decoded.encoding.startswith("utf-16"):
-            yield self.reject(url, "UTF-16 CSV is not supported; expected an 8-bit encoding")
+def read_csv(source: CsvSource, fetcher: Fetcher) -> Iterator[Record]:
+    for url in source.listed_urls():
+        yield from _read_file(source, fetcher.get(url))
+
+
+def _read_file(source: CsvSource, fetched: Fetched) -> Iterator[Record]:
+    url, decoded = fetched.url, fetched.decoded()
+    if decoded.encoding.startswith("utf-16"):
+        yield reject(source, url, "UTF-16 CSV is not supported; expected an 8-bit encoding")
+        return
+    rows = _rows_with_spans(fetched.body, decoded.encoding, source.delimiter)
+    header = source.columns
+    if not header:
+        first = next(rows, None)
+        if first is None:
+            yield reject(source, url, "empty file")
             return
-        rows = _rows_with_spans(fetched.body, decoded.encoding, self.delimiter)
-        header = self.columns
-        if not header:
-            first = next(rows, None)
-            if first is None:
-                yield self.reject(url, "empty file")
-                return
-            header = [squash(name) for name in first[1]]
-        if problem := self._check_columns(header + ([self.url_column] if self.url_column else [])):
-            yield self.reject(url, problem)
-            return
-        parsed: list[tuple[int, dict[str, Any], int, int]] = []
-        first_seen: dict[bytes, int] = {}
-        for row_number, values, start, end in rows:
-            locator = f"{url}#row={row_number}"
-            if (earlier := first_seen.setdefault(fetched.body[start:end], row_number)) != row_number:
-                yield self.reject(
-                    locator,
-                    f"row {row_number} repeats row {earlier} byte for byte",
-                    fetched.body[start:end].decode(decoded.encoding, "replace"),
-                )
-                continue
-            if len(values) != len(header):
-                yield self.reject(
-                    locator,
-                    f"{len(values)} fields where the header has {len(header)}",
-                    fetched.body[start:end].decode(decoded.encoding, "replace"),
-                )
-                continue
-            try:
-                fields = self._clean(dict(zip(header, values, strict=True)))
-            except ValueError as exc:
-                yield self.reject(
-                    locator, f"row {row_number}: {exc}", fetched.body[start:end].decode(decoded.encoding, "replace")
-                )
-                continue
-            parsed.append((row_number, fields, start, end))
-        if self.documents == "file":
-            if parsed:
-                text = "\n\n".join(self._text(fields) for _, fields, _, _ in parsed)
-                yield self.document(
-                    fetched,
-                    text=text,
-                    title=self.title,
-                    metadata={"rows": [f for _, f, _, _ in parsed], "encoding": decoded.encoding},
-                )
-            return
-        for row_number, fields, start, end in parsed:
-            canonical = str(fields.get(self.url_column, "")) if self.url_column else ""
-            yield self.document(
-                fetched,
-                text=self._text(fields),
-                title=self._title(fields),
-                url=canonical or f"{url}#row={row_number}",
-                span=(start, end),
-                locator=f"row={row_number}",
-                metadata={"fields": fields, "row": row_number, "encoding": decoded.encoding},
+        header = [squash(name) for name in first[1]]
+    if problem := _check_columns(source, header + ([source.url_column] if source.url_column else [])):
+        yield reject(source, url, problem)
+        return
+    parsed: list[tuple[int, dict[str, Any], int, int]] = []
+    first_seen: dict[bytes, int] = {}
+    for row_number, values, start, end in rows:
+        locator = f"{url}#row={row_number}"
+        if (earlier := first_seen.setdefault(fetched.body[start:end], row_number)) != row_number:
+            yield reject(
+                source,
+                locator,
+                f"row {row_number} repeats row {earlier} byte for byte",
+                fetched.body[start:end].decode(decoded.encoding, "replace"),
             )
+            continue
+        if len(values) != len(header):
+            yield reject(
+                source,
+                locator,
+                f"{len(values)} fields where the header has {len(header)}",
+                fetched.body[start:end].decode(decoded.encoding, "replace"),
+            )
+            continue
+        try:
+            fields = _clean(source, dict(zip(header, values, strict=True)))
+        except ValueError as exc:
+            yield reject(
+                source, locator, f"row {row_number}: {exc}", fetched.body[start:end].decode(decoded.encoding, "replace")
+            )
+            continue
+        parsed.append((row_number, fields, start, end))
+    if source.documents == "file":
+        if parsed:
+            text = "\n\n".join(_text(source, fields) for _, fields, _, _ in parsed)
+            yield document(
+                source,
+                fetched,
+                text=text,
+                title=source.title,
+                metadata={"rows": [f for _, f, _, _ in parsed], "encoding": decoded.encoding},
+            )
+        return
+    for row_number, fields, start, end in parsed:
+        canonical = str(fields.get(source.url_column, "")) if source.url_column else ""
+        yield document(
+            source,
+            fetched,
+            text=_text(source, fields),
+            title=_title(source, fields),
+            url=canonical or f"{url}#row={row_number}",
+            span=(start, end),
+            locator=f"row={row_number}",
+            metadata={"fields": fields, "row": row_number, "encoding": decoded.encoding},
+        )
 
-    def _text(self, fields: dict[str, Any]) -> str:
-        shown = self.text_columns or [c for c in fields if c != self.url_column]
-        return field_lines({c: fields.get(c) for c in shown})
+
+def _text(source: CsvSource, fields: dict[str, Any]) -> str:
+    shown = source.text_columns or [c for c in fields if c != source.url_column]
+    return field_lines({c: fields.get(c) for c in shown})
 
 
 def _rows_with_spans(body: bytes, encoding: str, delimiter: str) -> Iterator[tuple[int, list[str], int, int]]:
@@ -165,66 +158,57 @@ def _rows_with_spans(body: bytes, encoding: str, delimiter: str) -> Iterator[tup
         yield row_number, values, start, end
 
 
-class XlsSource(_Cleaning):
-    adapter: Literal["xls"]
-    sheet: str | int = 0
-    columns: list[str] = Field(min_length=1)  # names of the sheet's columns, left to right
-    row_pattern: str  # a regex the first cell of every data row matches (e.g. a département code)
+def read_xls(source: XlsSource, fetcher: Fetcher) -> Iterator[Record]:
+    for url in source.listed_urls():
+        fetched = fetcher.get(url)
+        try:
+            book = xlrd.open_workbook(file_contents=fetched.body, on_demand=True)
+            sheet = (
+                book.sheet_by_name(source.sheet) if isinstance(source.sheet, str) else book.sheet_by_index(source.sheet)
+            )
+        except (
+            xlrd.XLRDError,
+            ValueError,
+            IndexError,
+            AssertionError,
+            EOFError,
+        ) as exc:  # xlrd's errors on bad bytes
+            yield reject(source, url, f"not a readable .xls workbook: {type(exc).__name__}: {exc}")
+            continue
+        yield from _read_sheet(source, fetched, sheet)
 
-    @model_validator(mode="after")
-    def _pattern_compiles(self) -> XlsSource:
-        re.compile(self.row_pattern)
-        return self
 
-    def read(self, fetcher: Fetcher) -> Iterator[Record]:
-        for url in self.request_urls():
-            fetched = fetcher.get(url)
+def _read_sheet(source: XlsSource, fetched: Fetched, sheet: xlrd.sheet.Sheet) -> Iterator[Record]:
+    url, pattern = fetched.url, re.compile(source.row_pattern)
+    if sheet.ncols < len(source.columns):
+        yield reject(
+            source, f"{url}#sheet={sheet.name}", f"{sheet.ncols} columns, the spec names {len(source.columns)}"
+        )
+        return
+    rows, notes = [], []
+    for r in range(sheet.nrows):
+        cells = [_cell(sheet.cell(r, c)) for c in range(sheet.ncols)]
+        if pattern.match(cells[0]):
             try:
-                book = xlrd.open_workbook(file_contents=fetched.body, on_demand=True)
-                sheet = (
-                    book.sheet_by_name(self.sheet) if isinstance(self.sheet, str) else book.sheet_by_index(self.sheet)
-                )
-            except (
-                xlrd.XLRDError,
-                ValueError,
-                IndexError,
-                AssertionError,
-                EOFError,
-            ) as exc:  # xlrd's errors on bad bytes
-                yield self.reject(url, f"not a readable .xls workbook: {type(exc).__name__}: {exc}")
-                continue
-            yield from self._read_sheet(fetched, sheet)
-
-    def _read_sheet(self, fetched: Fetched, sheet: xlrd.sheet.Sheet) -> Iterator[Record]:
-        url, pattern = fetched.url, re.compile(self.row_pattern)
-        if sheet.ncols < len(self.columns):
-            yield self.reject(f"{url}#sheet={sheet.name}", f"{sheet.ncols} columns, the spec names {len(self.columns)}")
-            return
-        rows, notes = [], []
-        for r in range(sheet.nrows):
-            cells = [_cell(sheet.cell(r, c)) for c in range(sheet.ncols)]
-            if pattern.match(cells[0]):
-                try:
-                    rows.append(self._clean(dict(zip(self.columns, cells, strict=False))))
-                except ValueError as exc:
-                    yield self.reject(f"{url}#sheet={sheet.name}&row={r + 1}", f"row {r + 1}: {exc}", " | ".join(cells))
-            elif cells[0] and not any(cells[1:]):
-                notes.append(cells[0])  # titles above the table and footnotes below it
-        if not rows:
-            yield self.reject(f"{url}#sheet={sheet.name}", f"no row whose first cell matches {self.row_pattern!r}")
-            return
-        text = (
-            "\n".join(notes)
-            + "\n\n"
-            + "\n".join("; ".join(f"{k}: {v}" for k, v in row.items() if v != "") for row in rows)
-        )
-        yield self.document(
-            fetched,
-            text=text.strip(),
-            title=self.title,
-            locator=f"sheet={sheet.name}",
-            metadata={"sheet": sheet.name, "rows": rows, "notes": notes},
-        )
+                rows.append(_clean(source, dict(zip(source.columns, cells, strict=False))))
+            except ValueError as exc:
+                yield reject(source, f"{url}#sheet={sheet.name}&row={r + 1}", f"row {r + 1}: {exc}", " | ".join(cells))
+        elif cells[0] and not any(cells[1:]):
+            notes.append(cells[0])  # titles above the table and footnotes below it
+    if not rows:
+        yield reject(source, f"{url}#sheet={sheet.name}", f"no row whose first cell matches {source.row_pattern!r}")
+        return
+    text = (
+        "\n".join(notes) + "\n\n" + "\n".join("; ".join(f"{k}: {v}" for k, v in row.items() if v != "") for row in rows)
+    )
+    yield document(
+        source,
+        fetched,
+        text=text.strip(),
+        title=source.title,
+        locator=f"sheet={sheet.name}",
+        metadata={"sheet": sheet.name, "rows": rows, "notes": notes},
+    )
 
 
 def _cell(cell: xlrd.sheet.Cell) -> str:

@@ -1,0 +1,238 @@
+"""The package's import graph (read with the standard library's `ast`): no cycle between packages, no Dagster in a
+stage core, and the spec a leaf that loads nothing third-party besides pydantic and yaml.
+
+Every import counts, also one inside a function (a lazy import still ties the two packages together: it only moves
+the failure from import time to call time) and one under `if TYPE_CHECKING:` (mypy follows it).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark_platform.paths import PACKAGE_DIR
+
+ROOT = "benchmark_platform"
+# Dagster wiring may import dagster; everything else is a core that runs and is tested without it.
+DAGSTER_LAYER = ("defs", "definitions", "definitions_kina", "cli", "bench")
+# A config leaf (and the spec composing them) imports the standard library, these and other leaves only.
+LEAF_THIRD_PARTY = {"pydantic", "yaml"}
+SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths"}  # leaves of the platform that are no stage's config
+HELPER_LEAVES = SPEC_HELPERS | {
+    f"{ROOT}.centrality.params",  # centrality's config leaf (selection's config embeds it)
+    f"{ROOT}.review.models",  # the review policy and records review/config.py embeds
+    f"{ROOT}.review.rubrics",
+}
+LEAF_DISTRIBUTIONS = {
+    "pydantic",
+    "pydantic_core",
+    "typing_extensions",
+    "annotated-types",
+    "typing-inspection",
+    "PyYAML",
+}
+# Package cycles that are being removed on another branch, each an unordered pair.
+ALLOWED_CYCLES = [
+    {"cli", "defs"},  # i17sel removes this (defs/release/rebuild.py calls the CLI's materialize_all)
+]
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.importer}:{self.line} imports {self.imported}"
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in PACKAGE_DIR.rglob("*.py"):
+        parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+        if "models" in parts and "embed" in parts:  # shipped model files, not code
+            continue
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> Iterator[Import]:
+    """Every module `name` imports, at any depth of its code; a platform name resolved to the module it names."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(name, alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                yield Import(name, submodule if submodule in MODULES else base, node.lineno)
+
+
+IMPORTS = list(dict.fromkeys(imp for name, path in sorted(MODULES.items()) for imp in _imports(name, path)))
+
+
+def _platform(imp: Import) -> str | None:
+    """The platform module an import loads (None for the standard library and third-party packages)."""
+    if imp.imported == ROOT or imp.imported.startswith(ROOT + "."):
+        name = imp.imported
+        while name not in MODULES:  # `import benchmark_platform.a.b.attr`-like spellings
+            name = name.rpartition(".")[0]
+        return name
+    return None
+
+
+def _parents(module: str) -> list[str]:
+    """The packages whose __init__ runs before `module` does."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(2, len(parts))]
+
+
+def _spec_leaves() -> set[str]:
+    """The spec package, every stage's config.py, the helper leaves, and the packages that hold them."""
+    named = {m for m in MODULES if m.startswith(f"{ROOT}.spec") or m.endswith(".config")} | HELPER_LEAVES
+    return named | {parent for module in named for parent in _parents(module)}
+
+
+LEAVES = _spec_leaves()
+
+
+def _node(module: str) -> str:
+    """A node of the package graph: the top-level package, or the leaf module itself (a config leaf belongs to no
+    package's cycle: it imports leaves only, so a stage may use the spec that composes its own config)."""
+    if module in LEAVES:
+        return module
+    return module.split(".")[1] if "." in module else module
+
+
+def _package_edges() -> dict[tuple[str, str], list[Import]]:
+    edges: dict[tuple[str, str], list[Import]] = {}
+    for imp in IMPORTS:
+        target = _platform(imp)
+        if target is None or target == ROOT:
+            continue
+        ancestors = set(_parents(imp.importer)) | {imp.importer}
+        for module in [*(p for p in _parents(target) if p not in ancestors), target]:
+            a, b = _node(imp.importer), _node(module)
+            if a != b:
+                edges.setdefault((a, b), []).append(imp)
+    return edges
+
+
+def _cycles(edges: dict[tuple[str, str], list[Import]]) -> list[set[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_no_import_cycle_between_packages():
+    edges = _package_edges()
+    problems = []
+    for component in _cycles(edges):
+        if component in ALLOWED_CYCLES:
+            continue
+        ties = [str(imp) for (a, b), imps in sorted(edges.items()) if a in component and b in component for imp in imps]
+        problems.append(f"cycle between {sorted(component)}: " + "; ".join(ties[:8]))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_allowed_cycles_still_exist():
+    """An allowance outlives its cycle only by mistake: drop it as soon as the cycle is gone."""
+    cycles = _cycles(_package_edges())
+    assert all(allowed in cycles for allowed in ALLOWED_CYCLES), f"cycles now: {cycles}"
+
+
+def test_no_stage_core_imports_dagster():
+    offenders = [
+        str(imp)
+        for imp in IMPORTS
+        if imp.imported.split(".")[0].startswith("dagster") and imp.importer.split(".")[1] not in DAGSTER_LAYER
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_config_leaves_import_only_pydantic_yaml_the_standard_library_and_leaves():
+    offenders = []
+    for imp in IMPORTS:
+        if imp.importer not in LEAVES:
+            continue
+        top = imp.imported.split(".")[0]
+        if top == "__future__" or top in sys.stdlib_module_names or top in LEAF_THIRD_PARTY:
+            continue
+        if top == ROOT and _platform(imp) in LEAVES:
+            continue
+        offenders.append(str(imp))
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_spec_imports_only_config_leaves():
+    """spec/ composes the stages' config modules (and two helper leaves) and imports nothing else of the platform."""
+    stray = [
+        str(imp)
+        for imp in IMPORTS
+        if imp.importer.startswith(f"{ROOT}.spec")
+        and (target := _platform(imp))
+        and not (target.startswith(f"{ROOT}.spec") or target.endswith(".config") or target in SPEC_HELPERS)
+    ]
+    assert not stray, "\n".join(stray)
+
+
+def test_importing_the_spec_loads_no_third_party_package_besides_pydantic_and_yaml():
+    code = (
+        "import sys, importlib.metadata as md\n"
+        "before = set(sys.modules)\n"
+        "import benchmark_platform.spec\n"
+        "names = md.packages_distributions()\n"
+        "tops = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "print(json.dumps(sorted({d for t in tops for d in names.get(t, [])} - {'benchmark_platform'})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))  # distributions, as importlib.metadata names them
+    assert loaded <= LEAF_DISTRIBUTIONS, (
+        f"third-party packages besides pydantic and yaml: {loaded - LEAF_DISTRIBUTIONS}"
+    )
+    assert {"pydantic", "PyYAML"} <= loaded
