@@ -30,7 +30,7 @@ def cost_frontier(points: pl.DataFrame) -> pl.DataFrame:
     )
     hull = np.zeros(frame.height, dtype=bool)
     chain: list[int] = []  # monotone chain over non-dominated points, left to right
-    for i in np.flatnonzero(pareto):
+    for i in map(int, np.flatnonzero(pareto)):
         while len(chain) >= 2 and _not_right_turn(chain[-2], chain[-1], i, np.log10(cost), acc):
             chain.pop()
         chain.append(i)
@@ -40,7 +40,7 @@ def cost_frontier(points: pl.DataFrame) -> pl.DataFrame:
 
 def _not_right_turn(o: int, a: int, b: int, x: np.ndarray, y: np.ndarray) -> bool:
     """True when a lies on or below the segment o-b (so a is not a vertex of the upper hull)."""
-    return (x[a] - x[o]) * (y[b] - y[o]) - (y[a] - y[o]) * (x[b] - x[o]) >= 0
+    return bool((x[a] - x[o]) * (y[b] - y[o]) - (y[a] - y[o]) * (x[b] - x[o]) >= 0)
 
 
 def scaling_slopes(points: pl.DataFrame) -> pl.DataFrame:

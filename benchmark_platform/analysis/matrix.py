@@ -60,7 +60,7 @@ class ScoreMatrix:
 
     @property
     def n_items(self) -> int:
-        return self.scores.shape[0]
+        return int(self.scores.shape[0])
 
     def column(self, model: str) -> int:
         if model not in self.models:
@@ -79,7 +79,7 @@ class ScoreMatrix:
         return [(label, values == label) for label in labels]
 
     def accuracy(self) -> np.ndarray:
-        return self.scores.mean(axis=0) * PERCENT
+        return np.asarray(self.scores.mean(axis=0) * PERCENT)
 
 
 def bootstrap_replicates(scores: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:

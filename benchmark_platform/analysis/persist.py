@@ -109,7 +109,8 @@ def load_item_attributes(
 
 
 def _jsonable(frame: pl.DataFrame) -> list[dict[str, object]]:
-    return json.loads(frame.write_json())
+    rows: list[dict[str, object]] = json.loads(frame.write_json())
+    return rows
 
 
 def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict[str, int]:

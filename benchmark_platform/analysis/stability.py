@@ -10,6 +10,8 @@ once: one random key matrix, a per-stratum partial sort, a mask, one matrix prod
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -119,7 +121,7 @@ def pairwise_resolvability(matrix: ScoreMatrix, *, B: int = DEFAULT_B, level: fl
     )
 
 
-def resolvability_summary(pairs: pl.DataFrame) -> dict[str, float | int | None]:
+def resolvability_summary(pairs: pl.DataFrame) -> dict[str, Any]:
     """Adjacent-rank view: how many neighbour gaps resolve; largest unresolved and smallest resolved gap."""
     adjacent = pairs.filter(pl.col("rank_worse") == pl.col("rank_better") + 1)
     resolved = pairs.filter("resolvable")["gap"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from benchmark_platform.anchors.models import AnchorSet
 from benchmark_platform.store import Database, insert_rows
+from benchmark_platform.store.db import returned
 
 
 def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, bool]:
@@ -30,7 +33,7 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
                 list(anchors.files),
             ),
         )
-        import_id = int(cur.fetchone()[0])
+        import_id = int(returned(cur))
         kinds = {
             "methods": "method",
             "problems": "problem",
@@ -38,7 +41,7 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
             "concepts": "concept",
             "applications": "application",
         }
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (import_id, spec, anchors.discipline, kinds[name], text, None, None, None)
             for name, entries in anchors.prototype.components().items()
             for text in entries

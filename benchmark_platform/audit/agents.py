@@ -16,9 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cache, cached_property, lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchmark_platform.audit.config import AuditConfig
+
+if TYPE_CHECKING:
+    from matplotlib.mathtext import MathTextParser
 
 Severity = Literal["pass", "warn", "fail"]
 Check = tuple[Severity, dict[str, Any]]
@@ -168,7 +171,7 @@ def _category_leak(item: AuditItem, config: AuditConfig) -> Check:
 
 
 @cache
-def _math_parser():  # noqa: ANN202 - matplotlib.mathtext.MathTextParser
+def _math_parser() -> MathTextParser[Any]:
     from matplotlib.mathtext import MathTextParser
 
     return MathTextParser("path")
@@ -186,7 +189,7 @@ def latex_problems(text: str) -> list[str]:
     mathtext is a real TeX-math parser and renderer (already pinned for the plots); pylatexenc was not chosen because
     it is lenient by design: it tokenises malformed math without an error, so it cannot tell that a formula breaks.
     """
-    problems = []
+    problems: list[str] = []
     if "$" not in text:
         return problems
     if (text.count("$") - text.count(r"\$")) % 2 and _TEX_COMMAND.search(text):  # a lone '$' of an amount is text

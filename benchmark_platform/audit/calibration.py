@@ -213,7 +213,7 @@ def calibrate(
                     lo,
                     hi,
                     primary,
-                    primary and kappa < config.kappa_advisory_below,
+                    primary and kappa is not None and kappa < config.kappa_advisory_below,
                 )
             )
     return rows

@@ -12,6 +12,7 @@ from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
+from benchmark_platform.store.db import returned
 
 __all__ = [
     "inputs_hash",
@@ -123,7 +124,7 @@ def store_audit(
                 "SELECT audit_run_id FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
                 (spec_name, discipline, digest),
             )
-            return cur.fetchone()[0], False
+            return returned(cur), False
         run_id = row[0]
         insert_rows(
             conn,

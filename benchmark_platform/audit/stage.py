@@ -128,7 +128,7 @@ async def sheet_kappa_report(
 
 def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
     """Item-level agents that judge every item: a missing or outdated finding of one of them makes the item stale."""
-    agents = [
+    agents: list[AnyAgent] = [
         *DETERMINISTIC_AGENTS,
         *([K2_FORMATTING] if spec.audit.kina else []),
         *([B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK] if spec.audit.judges else []),

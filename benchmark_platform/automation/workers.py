@@ -49,7 +49,7 @@ def write_celery_config(directory: Path, broker: str, preload: tuple[str, ...] =
 @dataclass
 class Workers:
     names: list[str]
-    processes: list[subprocess.Popen]
+    processes: list[subprocess.Popen[bytes]]
     log_dir: Path
 
     def log(self, name: str) -> Path:

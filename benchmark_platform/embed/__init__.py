@@ -114,7 +114,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        return self._dim
+        return int(self._dim)
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         texts = _checked(texts)
@@ -138,7 +138,8 @@ def _unit_rows(vectors: npt.NDArray[np.floating]) -> Vectors:
     """float32 rows scaled to unit L2 norm (zero rows stay zero)."""
     rows = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    unit: Vectors = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    return unit
 
 
 def _content_hash(model_dir: Path) -> str:

@@ -10,6 +10,7 @@ stores the same cost; what a run actually paid is in the gateway's own telemetry
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from benchmark_platform.evaluation.runners import AnswerReply, AnswerRequest
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, ScoreRequest
@@ -59,7 +60,7 @@ class GatewaySlate:
             [ScoreRequest(model=model, context=context, continuation=continuation) for context, continuation in pairs]
         )
         _check(model, results)
-        return [float(r.logprob) for r in results]
+        return [float(cast(float, r.logprob)) for r in results]  # _check passed: every result has its logprob
 
     def family(self, model: str) -> str | None:
         return self.gateway.models[model].family

@@ -160,7 +160,7 @@ def _lm_eval_model(samples_path: Path) -> str:
         name = found.group(1) if found else None
     if not name:
         raise ValueError(f"{results[-1]}: no model_name nor pretrained=/model= in config.model_args")
-    return name
+    return str(name)
 
 
 def read_lm_eval_samples(

@@ -10,6 +10,7 @@ import polars as pl
 from benchmark_platform.evaluation.items import LETTERS, EvalItem
 from benchmark_platform.evaluation.results import validate_results
 from benchmark_platform.store import Database, as_json, insert_rows
+from benchmark_platform.store.db import returned
 
 ANSWER_COLUMNS = (
     "evaluation_run_id",
@@ -123,5 +124,5 @@ def store_runs(
                            VALUES (%s, %s, %s, %s, %s) RETURNING evaluation_run_id""",
                 (spec_name, discipline, run.model, run.kind, as_json(run.settings)),
             )
-            insert_rows(conn, "evaluation_answers", ANSWER_COLUMNS, _answer_rows(cur.fetchone()[0], run.answers))
+            insert_rows(conn, "evaluation_answers", ANSWER_COLUMNS, _answer_rows(returned(cur), run.answers))
     return {run.model: run.answers.height for run in runs}

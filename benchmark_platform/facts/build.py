@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +76,7 @@ def select(
     candidates: Sequence[Candidate],
     config: FactsConfig,
     encode: Encode,
-    tiers: dict[str, int],
+    tiers: Mapping[str, int],
     paraphraser: Paraphraser | None = None,
     gazetteer: Gazetteer | None = None,
 ) -> FactSet:
@@ -129,7 +129,7 @@ def quality_report(
     discipline: str,
     fact_set: FactSet,
     rejections: Sequence[Rejection],
-    tiers: dict[str, int],
+    tiers: Mapping[str, int],
     full_confidence: float = 1.0,
 ) -> list[QualityRow]:
     """One row per source that gave this discipline facts, duplicates or rejections."""

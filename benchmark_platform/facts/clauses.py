@@ -118,7 +118,8 @@ def split_clauses(
         return [Clause(head=root, tokens=tokens)] if tokens else []
     cut = {h.i for h, _ in heads}
     owner = {t.i: _clause_head(t, cut) for t in sentence}
-    clauses, by_head = [], {}
+    clauses: list[Clause] = []
+    by_head: dict[int, Clause] = {}
     for head, parent in sorted(heads, key=lambda pair: pair[0].i):
         tokens = [t for t in sentence if owner[t.i] == head.i and t.i not in removed and not t.is_space]
         # a comma before the next clause, or the sentence's full stop when another clause comes in between
@@ -220,7 +221,7 @@ def resolve(
         if word in _NEUTER and token.pos_ == "PRON":
             if _expletive(token):
                 return "expletive 'it' without a referent"
-            candidates = (own_subject, context.subject, context.topic)
+            candidates: tuple[Antecedent | None, ...] = (own_subject, context.subject, context.topic)
             referent = next((c for c in candidates if c is not None and not c.plural), None)
             if referent is None:
                 return f"unresolved '{word}'"

@@ -11,7 +11,7 @@ when both say the same sentence about the same entity.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import faiss
@@ -39,7 +39,7 @@ class Dedup:
     guarded_pairs: int  # pairs over the threshold that a guard kept apart
 
 
-def priority(candidates: Sequence[Candidate], tiers: dict[str, int]) -> list[int]:
+def priority(candidates: Sequence[Candidate], tiers: Mapping[str, int]) -> list[int]:
     return sorted(
         range(len(candidates)),
         key=lambda i: (
@@ -52,7 +52,9 @@ def priority(candidates: Sequence[Candidate], tiers: dict[str, int]) -> list[int
     )
 
 
-def near_duplicates(candidates: Sequence[Candidate], encode: Encode, threshold: float, tiers: dict[str, int]) -> Dedup:
+def near_duplicates(
+    candidates: Sequence[Candidate], encode: Encode, threshold: float, tiers: Mapping[str, int]
+) -> Dedup:
     order = priority(candidates, tiers)
     kept_ranks: set[int] = set()
     duplicates: list[Duplicate] = []

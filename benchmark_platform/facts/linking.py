@@ -5,6 +5,7 @@ as the label the gazetteer corrected (Barolo tagged PERSON becomes appellation:b
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
@@ -24,6 +25,7 @@ MentionSpan = tuple[int, int, Mention]  # token start, token end, mention
 class Linker:
     def __init__(self, nlp: Language, gazetteer: Gazetteer, lexicons: dict[str, list[str]]) -> None:
         self.gazetteer = gazetteer
+        tokenizer: Any = nlp.tokenizer  # a spacy.tokenizer.Tokenizer (compiled; mypy sees a plain callable)
         self.matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
         self._entities: dict[int, Entity] = {}
         self._disciplines: dict[int, str] = {}
@@ -32,11 +34,11 @@ class Linker:
             by_entity.setdefault(entity, []).append(name)
         for number, (entity, names) in enumerate(by_entity.items()):
             label = f"entity:{number}"
-            self.matcher.add(label, list(nlp.tokenizer.pipe(names)))
+            self.matcher.add(label, list(tokenizer.pipe(names)))
             self._entities[nlp.vocab.strings[label]] = entity
         for discipline, terms in lexicons.items():
             label = f"lexicon:{discipline}"
-            self.matcher.add(label, list(nlp.tokenizer.pipe(terms)))
+            self.matcher.add(label, list(tokenizer.pipe(terms)))
             self._disciplines[nlp.vocab.strings[label]] = discipline
 
     def link(self, doc: Doc) -> tuple[list[MentionSpan], list[tuple[int, str]]]:

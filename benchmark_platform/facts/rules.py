@@ -24,16 +24,15 @@ _PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
 def classify(hits: Iterable[str], mentions: Iterable[Mention], config: FactsConfig) -> str:
     """The discipline with the highest score (lexicon hits + entity votes), ties going by `tie_order`;
     `Ambiguous` when no discipline scores, or several share the best score and none is in `tie_order`."""
-    scores: Counter[str] = Counter(hits)
+    scores: dict[str, float] = dict(Counter(hits))  # hits count 1 each, entity votes `entity_vote` each
     for mention in mentions:
         discipline = config.entity_disciplines.get(mention.entity_type)
         if discipline is not None:
-            scores[discipline] += config.entity_vote
+            scores[discipline] = scores.get(discipline, 0) + config.entity_vote
     if not scores:
         raise Ambiguous("no anchor term", "")
-    ranked = scores.most_common()
-    best = ranked[0][1]
-    top = sorted(d for d, score in ranked if score == best)
+    best = max(scores.values())
+    top = sorted(d for d, score in scores.items() if score == best)
     if len(top) > 1:
         ordered = [d for d in config.tie_order if d in top]
         if not ordered:

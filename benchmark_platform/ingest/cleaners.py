@@ -233,12 +233,12 @@ def strip_html_boilerplate(html: str) -> tuple[str, str]:
     title = squash(soup.title.get_text()) if soup.title else ""
     for tag in soup(_BOILERPLATE_TAGS):
         tag.decompose()
-    for tag in soup.find_all(attrs={"role": ["navigation", "banner", "contentinfo"]}):
+    for tag in soup.find_all(role=["navigation", "banner", "contentinfo"]):
         tag.decompose()
     for tag in soup.find_all(True):
         if tag.decomposed or tag.attrs is None:
             continue
-        marks = " ".join([tag.get("id") or "", *(tag.get("class") or [])])
+        marks = " ".join([str(tag.get("id") or ""), *(tag.get("class") or [])])
         if marks and _BOILERPLATE_MARK.search(marks):
             tag.decompose()
     root = next((found for sel in _CONTENT_SELECTORS if (found := soup.select_one(sel)) is not None), soup.body or soup)

@@ -52,8 +52,8 @@ def media_type(content_type: str | None, url: str) -> str:
     for suffix, guessed in _SUFFIX_TYPES.items():
         if path.endswith(suffix):
             return guessed
-    guessed, _ = mimetypes.guess_type(path)
-    return guessed or declared or "application/octet-stream"
+    by_suffix, _ = mimetypes.guess_type(path)
+    return by_suffix or declared or "application/octet-stream"
 
 
 def declared_charset(content_type: str | None, body: bytes = b"") -> str | None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
@@ -248,7 +248,7 @@ class LiveFetcher:
             self._sleep(slot - now)
 
     def _backoff(self, attempt: int) -> float:
-        return min(self.policy.backoff_max_s, self.policy.backoff_base_s * 2 ** (attempt - 1))
+        return min(self.policy.backoff_max_s, self.policy.backoff_base_s * 2.0 ** (attempt - 1))
 
     def _retry_after(self, value: str | None, url: str) -> float | None:
         if not value:
@@ -295,12 +295,12 @@ def forbid_network() -> Iterator[None]:
     """Within the block any IPv4/IPv6 socket connection in this process raises NetworkForbidden (replay runs)."""
     original_connect, original_connect_ex = socket.socket.connect, socket.socket.connect_ex
 
-    def _refuse(sock: socket.socket, address: object, *rest: object) -> None:
+    def _refuse(sock: Any, address: Any) -> None:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             raise NetworkForbidden(f"replay run attempted a network connection to {address!r}")
         return original_connect(sock, address)
 
-    def _refuse_ex(sock: socket.socket, address: object) -> int:
+    def _refuse_ex(sock: Any, address: Any) -> int:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             raise NetworkForbidden(f"replay run attempted a network connection to {address!r}")
         return original_connect_ex(sock, address)

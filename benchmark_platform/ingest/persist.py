@@ -34,7 +34,7 @@ def store_ingest(db: Database, spec_name: str, result: IngestResult, store: Snap
     bodies: dict[str, bytes] = {}
     for document in result.documents:  # the insertion gate: no document without a verified source trace
         verify_provenance(document, source.tier, source.licence, store, bodies)
-    exchanges = [store.by_id(exchange_id) for exchange_id in result.exchange_ids]
+    exchanges = [e for i in result.exchange_ids if (e := store.by_id(i))]  # verify_provenance found each one
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO sources (source_id, spec, adapter, title, publisher, base_url, tier, licence, attribution)

@@ -31,7 +31,10 @@ class IngestResult:
 def ingest_source(source: SourceConfig, fetcher: Fetcher) -> IngestResult:
     result = IngestResult(source)
     for record in read_source(source, fetcher):
-        (result.documents if isinstance(record, Document) else result.rejections).append(record)
+        if isinstance(record, Document):
+            result.documents.append(record)
+        else:
+            result.rejections.append(record)
     bodies: dict[str, bytes] = {}
     for document in result.documents:
         verify_provenance(document, source.tier, source.licence, fetcher.store, bodies)

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,7 +85,9 @@ class ScriptedServer:
         self.script = script
         self.rng = random.Random(script.seed)
         self.calls = 0
-        self.last_body: dict | None = None  # the latest request as sent, for tests of what reaches the provider
+        self.last_body: dict[str, Any] | None = (
+            None  # the latest request as sent, for tests of what reaches the provider
+        )
         self.answered: Counter[str] = Counter()  # request key -> successful answers
         self.faults_served: Counter[str] = Counter()
         self._attempts: Counter[str] = Counter()

@@ -123,7 +123,10 @@ class GatewayTotals:
 
     def as_dict(self) -> dict[str, int | float | bool]:
         lat = sorted(self.latencies_ms)
-        pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0  # noqa: E731
+
+        def pct(q: float) -> float:
+            return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0
+
         return {
             "llm_calls": self.calls,
             "llm_cache_hits": self.cache_hits,
@@ -308,6 +311,7 @@ class Gateway:
     async def _complete_many(
         self, requests: Sequence[ChatRequest | ScoreRequest], schema: type[BaseModel] | None
     ) -> list[CallResult]:
+        assert self._store is not None  # complete_many checked it
         unknown = sorted({r.model for r in requests} - self.models.keys())
         if unknown:  # before anything is sent
             raise KeyError(f"no model config named {', '.join(map(repr, unknown))} (known: {sorted(self.models)})")

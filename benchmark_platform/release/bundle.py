@@ -22,6 +22,7 @@ import shutil
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -113,6 +114,7 @@ def assemble(
     for table in sorted(tables, key=lambda t: t.name):
         frame, sealed = _split(table.sorted_frame(), test_ids, dev_facts, test_facts)
         if sealed is not None:
+            assert test_key  # checked above: a test share needs a key
             path = f"sealed/{table.name}.parquet.fernet.json"
             files[path] = seal(
                 parquet_bytes(sealed, release.canary, label), test_key, release.canary, f"{table.name}.parquet"
@@ -157,8 +159,8 @@ def manifest_of(
     files: dict[str, bytes],
     rows: dict[str, int],
     split: dict[str, int],
-    provenance: dict[str, object],
-) -> dict[str, object]:
+    provenance: dict[str, Any],
+) -> dict[str, Any]:
     entries = {
         path: {"sha256": sha256_bytes(data), "bytes": len(data), **({"rows": rows[path]} if path in rows else {})}
         for path, data in sorted(files.items())
@@ -174,12 +176,12 @@ def manifest_of(
     }
 
 
-def files_digest(manifest: dict[str, object]) -> str:
+def files_digest(manifest: dict[str, Any]) -> str:
     """One hash over every file's hash: the release's content version."""
     return sha256_bytes(json.dumps({p: e["sha256"] for p, e in manifest["files"].items()}, sort_keys=True).encode())
 
 
-def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, object]) -> None:
+def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
     """Write the bundle atomically (a sibling temp dir renamed into place). Other versions are never touched."""
     staging = directory.with_name(directory.name + ".partial")
     if staging.exists():
@@ -194,7 +196,7 @@ def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, 
     staging.rename(directory)
 
 
-def read_manifest(directory: Path) -> dict[str, object]:
+def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no release manifest here")
@@ -217,7 +219,7 @@ def verify_release(directory: Path) -> list[str]:
     return problems
 
 
-def compare_files(expected: dict[str, object], actual: dict[str, object]) -> list[str]:
+def compare_files(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     """Differences between two manifests' file maps (empty: byte-identical bundles)."""
     a, b = expected["files"], actual["files"]
     return (
@@ -255,7 +257,7 @@ def diff_releases(old: Path, new: Path) -> dict[str, list[str]]:
     }
 
 
-def list_releases(root: Path) -> list[dict[str, object]]:
+def list_releases(root: Path) -> list[dict[str, Any]]:
     """Every kept release under root (<spec>/<version>/manifest.json), oldest version first per spec."""
     kept = []
     for manifest_path in sorted(root.glob(f"*/*/{MANIFEST}")):

@@ -5,6 +5,7 @@ facts the Croissant manifest's responsible-AI fields repeat. Nothing here is han
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -75,7 +76,7 @@ class ReleaseSummary:
                 f"{', '.join(advisory)} (data/gold_calibration.parquet)."
             )
         tiers = self.table("licences")
-        if tiers.height and tiers["tier"].max() > 1:
+        if tiers.height and cast(int, tiers["tier"].max()) > 1:
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
         notes.append("Sources are snapshots at their recorded retrieval; facts may have changed since.")
         return notes

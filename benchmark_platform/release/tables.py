@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -151,7 +152,7 @@ def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]
     tables = []
     for name, query in RELEASE_QUERIES.items():
         tables.append(ReleaseTable(name, _read(db, query.sql, params), query.sort_by, query.description))
-    analyses: dict[str, list[dict]] = {}
+    analyses: dict[str, list[dict[str, Any]]] = {}
     for row in db.query(_ANALYSES, params):
         analyses.setdefault(row["name"], []).append(row["row"])
     for name, rows in analyses.items():  # rows keep the analysis' own order: no re-sorting
@@ -174,7 +175,7 @@ def _read(db: Database, sql: str, params: dict[str, object]) -> pl.DataFrame:
     """The query's rows as a frame; an empty result keeps the query's column names."""
     with db.connect() as conn, conn.cursor() as cur:
         cur.execute(sql, params)
-        columns = [c.name for c in cur.description]
+        columns = [c.name for c in cur.description or ()]
         rows = cur.fetchall()
     return pl.DataFrame(rows, schema=columns, orient="row", infer_schema_length=None)
 

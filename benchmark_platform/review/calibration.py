@@ -9,7 +9,7 @@ from the fits, and Corollary 1 turns Delta p_min into the bonus to pay.
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import polars as pl
@@ -44,7 +44,7 @@ class EmpiricalDistribution:
         return float(self.sorted[min(math.ceil(u * len(self.sorted)), len(self.sorted)) - 1])
 
 
-def fit_scores(sample: np.ndarray, family: Family = "norm"):
+def fit_scores(sample: np.ndarray, family: Family = "norm") -> Any:  # a frozen scipy.stats law
     """Fit a continuous law to validated scores in [0, 1]; Assumption 2 makes S continuous (normal by default)."""
     x = np.asarray(sample, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0:
@@ -56,7 +56,7 @@ def fit_scores(sample: np.ndarray, family: Family = "norm"):
     return stats.beta(a, b)
 
 
-def win_probability(mine, theirs, tau: float) -> float:
+def win_probability(mine: Any, theirs: Any, tau: float) -> float:  # frozen scipy.stats laws
     """p = Pr(S_mine > max(S_theirs, tau)) for independent continuous scores (Appendix C, one-shot comparison)."""
     below_bar = theirs.cdf(tau) * (1.0 - mine.cdf(tau))
     lo, hi = tau, theirs.ppf(1.0)
@@ -90,7 +90,7 @@ class WinProbabilities(BaseModel):
         return min(self.dp_low, self.dp_high)
 
 
-def win_probabilities(high, low, tau: float) -> WinProbabilities:
+def win_probabilities(high: Any, low: Any, tau: float) -> WinProbabilities:
     """All win probabilities from fitted score laws F_H^S, F_L^S and the bar tau."""
     return WinProbabilities(
         p_hh=win_probability(high, high, tau),

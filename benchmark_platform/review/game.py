@@ -10,8 +10,9 @@ check each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,7 +20,11 @@ from scipy import optimize, stats
 
 Transform = Literal["identity", "tanh", "cubic"]
 Aggregator = Literal["min", "mean", "max", "sum_plus_noise"]
-_TRANSFORMS = {"identity": lambda q: q, "tanh": np.tanh, "cubic": lambda q: q + q**3 / 3.0}
+_TRANSFORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "identity": lambda q: q,
+    "tanh": np.tanh,
+    "cubic": lambda q: q + q**3 / 3.0,
+}
 
 
 class GameParams(BaseModel):
@@ -41,7 +46,7 @@ class GameParams(BaseModel):
         return self
 
     @property
-    def cost(self):
+    def cost(self) -> Any:  # a frozen scipy.stats law
         """G, the law of the cost type kappa."""
         return stats.norm(self.cost_mean, self.cost_sd)
 
@@ -79,7 +84,7 @@ def equilibrium_rates(p: GameParams, probs: dict[str, float]) -> list[float]:
     dp_l, dp_h = probs["HL"] - probs["LL"], probs["HH"] - probs["LH"]
     cost = p.cost
 
-    def excess(pi):  # vectorised over pi
+    def excess(pi: Any) -> Any:  # vectorised over pi
         return cost.cdf(p.bonus * (dp_l + pi * (dp_h - dp_l))) - pi
 
     grid = np.linspace(0.0, 1.0, 201)
@@ -142,12 +147,12 @@ def effort_gain_mc(p: GameParams, opponent_high: bool, n: int, rng: np.random.Ge
 def released_quality(draw: RoundDraw, aggregator: Aggregator, z: np.ndarray) -> np.ndarray:
     """Y = Gamma(Q_a, Q_b, Z) for a coordinatewise nondecreasing Gamma; Z is mechanism-invariant."""
     if aggregator == "min":
-        return np.minimum(draw.q_a, draw.q_b)
+        return np.asarray(np.minimum(draw.q_a, draw.q_b))
     if aggregator == "max":
-        return np.maximum(draw.q_a, draw.q_b)
+        return np.asarray(np.maximum(draw.q_a, draw.q_b))
     if aggregator == "mean":
-        return (draw.q_a + draw.q_b) / 2
-    return draw.q_a + draw.q_b + z
+        return np.asarray((draw.q_a + draw.q_b) / 2)
+    return np.asarray(draw.q_a + draw.q_b + z)
 
 
 def fosd_gap(better: np.ndarray, worse: np.ndarray) -> float:

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 from scipy import stats
 
@@ -67,13 +69,13 @@ def table5(logs: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
     )
 
 
-def _decision(row: dict) -> str:
+def _decision(row: dict[str, Any]) -> str:
     if row["committee"]:
-        return row["committee"]
+        return str(row["committee"])
     return decide(Verdict(row["verdict_a"]), Verdict(row["verdict_b"])).value
 
 
-def logs_from_pairs(pairs: list[dict]) -> pl.DataFrame:
+def logs_from_pairs(pairs: list[dict[str, Any]]) -> pl.DataFrame:
     """Table 5 logs from the rating pairs of :func:`benchmark_platform.review.repository.rating_pairs`."""
     rows = [
         {
@@ -101,9 +103,9 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:
     return None if chance == 1 else (observed - chance) / (1 - chance)
 
 
-def agreement(pairs: list[dict]) -> list[dict]:
+def agreement(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (spec, discipline): pairs, approve/not agreement, Cohen's kappa of it, mean |rubric difference|."""
-    groups: dict[tuple[str, str], list[dict]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for p in pairs:
         groups.setdefault((p["spec"], p["discipline"]), []).append(p)
     out = []

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg2
 import psycopg2.extras
 from psycopg2.extensions import connection as Connection
+from psycopg2.extensions import cursor as Cursor
 
 psycopg2.extras.register_default_jsonb(loads=__import__("json").loads)
 
@@ -47,6 +48,14 @@ class Database:
             cur.execute(sql, params)
             row = cur.fetchone()
             return None if row is None else row[0]
+
+
+def returned(cur: Cursor) -> Any:
+    """The first column of the one row a statement returned (an INSERT ... RETURNING, a SELECT of one row)."""
+    row = cur.fetchone()
+    if row is None:
+        raise LookupError(f"no row returned by: {cur.query!r}")
+    return row[0]
 
 
 def insert_rows(

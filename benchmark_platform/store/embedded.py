@@ -15,6 +15,7 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmark_platform.paths import LOCAL_DIR
 
@@ -108,7 +109,9 @@ class EmbeddedPostgres:
     def _run(self, exe: str, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         user = _server_user()
         # drop root's group too: with gid 0 the group bits of root-owned directories (often ---) would apply
-        identity = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []} if user else {}
+        identity: dict[str, Any] = (
+            {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []} if user else {}
+        )
         result = subprocess.run(
             [str(_postgres_bin_dir() / exe), *args],
             capture_output=True,
@@ -170,7 +173,7 @@ def _server_user() -> str | None:
 def _free_loopback_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def _create_databases(state: EmbeddedState) -> None:

@@ -41,13 +41,12 @@ def database_url(start_embedded: bool = False) -> str:
 
 def dagster_database_url(start_embedded: bool = False) -> str:
     """Dagster's storage URL, with the psycopg2 scheme (SQLAlchemy 2.1 maps plain postgresql:// to psycopg 3)."""
-    url = os.environ.get(DAGSTER_DATABASE_URL_ENV)
+    url = os.environ.get(DAGSTER_DATABASE_URL_ENV) or configured_url()
     if not url:
-        if configured_url():
-            url = configured_url()
-        else:
-            database_url(start_embedded)
-            url = EmbeddedPostgres().state().url("dagster")  # type: ignore[union-attr]
+        database_url(start_embedded)  # raises unless the embedded server runs (starts it when asked)
+        state = EmbeddedPostgres().state()
+        assert state is not None  # a running embedded server has its state file
+        url = state.url("dagster")
     return url.replace("postgresql://", "postgresql+psycopg2://", 1).replace("postgres://", "postgresql+psycopg2://", 1)
 
 

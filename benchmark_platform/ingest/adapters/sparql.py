@@ -34,7 +34,7 @@ def _wrapper(source: SparqlSource) -> SPARQLWrapper:
 def read(source: SparqlSource, fetcher: Fetcher) -> Iterator[Record]:
     request = _wrapper(source)._createRequest()
     url = request.full_url
-    fetched = fetcher.get(url, headers={"accept": request.get_header("Accept")})
+    fetched = fetcher.get(url, headers={"accept": request.get_header("Accept", "")})
     decoded = fetched.decoded()
     try:
         data = json.loads(decoded.text)
