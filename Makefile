@@ -22,6 +22,7 @@ run: setup
 test: setup
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/ruff check --quiet .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 dev: setup

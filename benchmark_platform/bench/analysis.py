@@ -12,6 +12,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -91,7 +92,7 @@ def loop_stability(matrix: ScoreMatrix, seed: int, top: int = 10) -> list[tuple[
     return out
 
 
-def _median_seconds(run, repeats: int = REPEATS) -> tuple[float, object]:
+def _median_seconds(run, repeats: int = REPEATS) -> tuple[float, Any]:
     times, result = [], None
     for _ in range(repeats):
         start = time.perf_counter()

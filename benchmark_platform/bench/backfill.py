@@ -127,7 +127,7 @@ def stage_definitions(spec: BenchmarkSpec) -> dg.Definitions:
         backfill_policy=dg.BackfillPolicy.single_run(),
     )
     def bench_audit(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        totals = Counter()
+        totals: Counter[str] = Counter()
         for discipline in context.partition_keys:
             totals += audit_partition(database.db, spec, discipline, context.run_id)
         return dg.MaterializeResult(metadata=counts_metadata(partitions=len(context.partition_keys), **totals))

@@ -20,6 +20,7 @@ import os
 import resource
 import time
 from collections import Counter
+from typing import Any
 
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.facts.build import Extraction, extract, select
@@ -53,7 +54,7 @@ def _copies(documents: list[SourceDocument], n: int) -> list[SourceDocument]:
     ]
 
 
-def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedder) -> dict[str, float]:
+def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedder) -> dict[str, Any]:
     spec = load_spec("wine")
     config = spec.facts.model_copy(
         update={"processes": processes, "prose_sources": ["wikibooks_wine", "ttb_ava_boundaries"]}

@@ -104,7 +104,8 @@ def deterministic_rates(facts: list[Fact]) -> dict[str, float]:
         if m is not None
     )
     cloze_rate = cloze / (time.perf_counter() - t0)
-    config, by_field = PseudoMcqConfig(), {}
+    config = PseudoMcqConfig()
+    by_field: dict[str | None, list[Fact]] = {}
     for f in facts:
         by_field.setdefault(f.field, []).append(f)
     t0 = time.perf_counter()

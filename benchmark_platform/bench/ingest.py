@@ -80,7 +80,7 @@ def main() -> None:
         except ProvenanceError:
             pass
     verify_s = time.perf_counter() - start
-    per_source = {}
+    per_source: dict[str, int] = {}
     for document in documents:
         per_source[document.source_id] = per_source.get(document.source_id, 0) + 1
     median_full = statistics.median(full)

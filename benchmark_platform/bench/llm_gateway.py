@@ -46,9 +46,9 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import httpx2
@@ -143,7 +143,7 @@ def ceiling(n: int, concurrency: int, script: Script) -> float:
     mean jitter): what no client can beat. With fixed latency and no faults it is n / (c * ceil(n / c))."""
     server_rng, clock = random.Random(script.seed), 0.0
     latency, wait = script.latency.mean_s, script.retry_after_s * 1.025
-    events: list[tuple[float, int, bool]] = []  # (time, sequence, rate limited)
+    events: list[tuple[float, int, bool | None]] = []  # (time, sequence, rate limited; None: a wait is over)
     fresh, due, free, seq, last = n, 0, concurrency, 0, 0.0
 
     def start(now: float) -> None:
@@ -163,7 +163,7 @@ def ceiling(n: int, concurrency: int, script: Script) -> float:
             free += 1
             if limited:
                 seq += 1
-                heapq.heappush(events, (clock + wait, seq, None))  # type: ignore[arg-type]
+                heapq.heappush(events, (clock + wait, seq, None))
             else:
                 last = clock
         start(clock)
@@ -260,7 +260,8 @@ async def _floor_run(base_url: str, concurrency: int) -> float:
     written in one call and the answer's JSON parsed. A measuring instrument for what this machine and server allow,
     not a client (no TLS, no chunked bodies, no errors)."""
     host, port = base_url.split("//")[1].split("/")[0].split(":")
-    loop, pool, slots, tag = asyncio.get_running_loop(), [], asyncio.Semaphore(concurrency), uuid.uuid4().hex
+    loop, slots, tag = asyncio.get_running_loop(), asyncio.Semaphore(concurrency), uuid.uuid4().hex
+    pool: list[_FloorConnection] = []
 
     async def one(i: int) -> str:
         body = json.dumps(
@@ -273,6 +274,7 @@ async def _floor_run(base_url: str, concurrency: int) -> float:
         async with slots:
             conn = pool.pop() if pool else (await loop.create_connection(_FloorConnection, host, int(port)))[1]
             conn.answer = loop.create_future()
+            assert conn.transport is not None  # connection_made set it
             conn.transport.write(
                 b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json"
                 b"\r\nContent-Length: %d\r\n\r\n%s" % (host.encode(), port.encode(), len(body), body)
@@ -287,7 +289,7 @@ async def _floor_run(base_url: str, concurrency: int) -> float:
     return N_CALLS / (time.perf_counter() - t0) / (concurrency / LATENCY_S)
 
 
-def reference_client(run: Callable[[str, int], Awaitable[T]], concurrency: int) -> T:
+def reference_client(run: Callable[[str, int], Coroutine[Any, Any, T]], concurrency: int) -> T:
     """A run of a bare client (no cache, no limits) against a fresh server, for side-by-side ratios. Its heap is
     frozen as the gateway's is: a full collection here took 37-65 ms, enough to move a 6 s run by 0.01."""
     server = ScriptedProcess(Script(latency=Latency(mean_s=LATENCY_S)))

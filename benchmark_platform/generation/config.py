@@ -88,30 +88,25 @@ class GenerationConfig(BaseModel):
 
     options_per_item: int = Field(default=4, ge=2)
     items_per_discipline: PositiveInt | None = None  # default: one per selected fact
-    # OenoBench 3.4's realised strategy mix
-    strategy_shares: dict[Strategy, float] = Field(
-        default_factory=lambda: {
-            "fact_to_question": 0.584,
-            "distractor_mining": 0.124,
-            "template": 0.119,
-            "scenario": 0.098,
-            "comparative": 0.075,
-        }
-    )
+    # OenoBench 3.4's realised strategy mix (pydantic copies a mutable default for every instance)
+    strategy_shares: dict[Strategy, float] = {
+        "fact_to_question": 0.584,
+        "distractor_mining": 0.124,
+        "template": 0.119,
+        "scenario": 0.098,
+        "comparative": 0.075,
+    }
     generators: list[str] = Field(default_factory=list)  # model config names; empty: deterministic strategies only
     generator_cap: float = Field(default=0.21, gt=0.0, le=1.0)  # hard per-generator share of a discipline's items
-    difficulty_shares: dict[Difficulty, float] = Field(
-        default_factory=lambda: {"L1": 0.3, "L2": 0.3, "L3": 0.25, "L4": 0.15}
-    )  # of LLM-written items (templates state their own)
-    cognitive: dict[Strategy, Cognitive] = Field(
-        default_factory=lambda: {
-            "fact_to_question": "recall",
-            "distractor_mining": "comprehension",
-            "template": "recall",
-            "scenario": "application",
-            "comparative": "analysis",
-        }
-    )
+    # of LLM-written items (templates state their own)
+    difficulty_shares: dict[Difficulty, float] = {"L1": 0.3, "L2": 0.3, "L3": 0.25, "L4": 0.15}
+    cognitive: dict[Strategy, Cognitive] = {
+        "fact_to_question": "recall",
+        "distractor_mining": "comprehension",
+        "template": "recall",
+        "scenario": "application",
+        "comparative": "analysis",
+    }
     scenario_types: dict[str, list[str]] = Field(default_factory=dict)  # discipline -> professional decisions
     default_scenario_types: list[str] = Field(default_factory=lambda: ["a professional decision in the field"])
     pseudo_mcq: PseudoMcqConfig = Field(default_factory=PseudoMcqConfig)

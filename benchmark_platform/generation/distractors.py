@@ -59,10 +59,10 @@ class EntityCatalogue:
         surfaces: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
         attrs: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
         for fact in sorted(facts, key=lambda f: f.fact_id):
-            if fact.structured and fact.entity_type:
-                surfaces[fact.entity_type][norm(fact.subject)][fact.subject] += 1  # type: ignore[arg-type]
-                key = (fact.entity_type, norm(fact.subject))  # type: ignore[arg-type]
-                attrs[key][fact.field] = norm(fact.value)  # type: ignore[arg-type,index]
+            # a structured fact (subject, field and value all set) of a typed entity
+            if fact.entity_type and fact.subject is not None and fact.field is not None and fact.value is not None:
+                surfaces[fact.entity_type][norm(fact.subject)][fact.subject] += 1
+                attrs[(fact.entity_type, norm(fact.subject))][fact.field] = norm(fact.value)
             for entity in fact.entities:
                 surfaces[entity.entity_type][norm(entity.surface)][entity.surface] += 1
         self.types: dict[str, _TypeIndex] = {}
@@ -106,7 +106,7 @@ def _scores(index: _TypeIndex, queries: list[Query], rows: list[int | None]) -> 
     -inf where the candidate shares the asked field's value (it would also be right)."""
     assert index.vectors is not None
     # float64, as the bonuses are: scores (and so ties) do not depend on the block size
-    scores = (index.vectors[[r if r is not None else 0 for r in rows]] @ index.vectors.T).astype(np.float64)
+    scores: np.ndarray = (index.vectors[[r if r is not None else 0 for r in rows]] @ index.vectors.T).astype(np.float64)
     scores[[j for j, r in enumerate(rows) if r is None]] = 0.0
     absent, unmatched = -3, -2  # codes are >= -1, so these match no candidate
     for f, codes in index.codes.items():
@@ -166,4 +166,4 @@ def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
 
 def top(scores: np.ndarray, n: int) -> np.ndarray:
     """Indices of the n highest scores, highest first (ties by index), without sorting the rest."""
-    return top_rows(scores[None, :], n)[0]
+    return np.asarray(top_rows(scores[None, :], n)[0])

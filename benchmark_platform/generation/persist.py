@@ -5,6 +5,8 @@ transaction."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from typing import Any
 
 from benchmark_platform.generation.model import Entity, Fact, Item
 from benchmark_platform.store import Database, as_json, insert_rows
@@ -19,7 +21,7 @@ FROM facts f JOIN documents d ON d.document_id = f.document_id {join}
 WHERE f.spec = %s AND f.discipline = %s ORDER BY {order}"""
 
 
-def _fact(row: dict) -> Fact:
+def _fact(row: dict[str, Any]) -> Fact:
     entities = tuple(Entity(*e) for e in row.pop("entities"))
     return Fact(**row, entities=entities)
 
@@ -60,7 +62,7 @@ def audit_pass_rates(db: Database, spec_name: str) -> dict[str, tuple[int, int]]
     return {r["generator"]: (r["passed"], r["audited"]) for r in rows}
 
 
-def _parameters(item: Item) -> dict:
+def _parameters(item: Item) -> dict[str, Any]:
     return {
         **item.parameters,
         "format": item.format,
@@ -71,8 +73,8 @@ def _parameters(item: Item) -> dict:
 
 
 def store_items(
-    db: Database, spec_name: str, discipline: str, items: list[Item], reserve: list[Item] = ()
-) -> dict[str, int]:  # type: ignore[assignment]
+    db: Database, spec_name: str, discipline: str, items: list[Item], reserve: Sequence[Item] = ()
+) -> dict[str, int]:
     ids = [i.item_id for i in items]
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from benchmark_platform.generation.config import (
     DETERMINISTIC,
@@ -32,6 +33,8 @@ from benchmark_platform.generation.config import (
     Strategy,
 )
 from benchmark_platform.generation.model import seeded
+
+K = TypeVar("K", bound=str)  # the keys an allocation splits over: strategies, generators, tiers, formats
 
 
 @dataclass(frozen=True)
@@ -47,13 +50,13 @@ class Slot:
 @dataclass(frozen=True)
 class Plan:
     slots: tuple[Slot, ...]
-    strategy_quota: dict[str, float]  # share x N of each strategy that can run
+    strategy_quota: dict[Strategy, float]  # share x N of each strategy that can run
     generator_cap: int
     generator_counts: dict[str, int]
     cap_overflow: int  # LLM slots the cap forced onto deterministic distractor mining
 
 
-def largest_remainder(total: int, shares: Mapping[str, float]) -> dict[str, int]:
+def largest_remainder(total: int, shares: Mapping[K, float]) -> dict[K, int]:
     """Integer counts summing to `total`, each within 1 of its exact share (Hamilton apportionment)."""
     weight = sum(shares.values())
     if total <= 0 or weight <= 0:
@@ -65,7 +68,7 @@ def largest_remainder(total: int, shares: Mapping[str, float]) -> dict[str, int]
     return counts
 
 
-def water_fill(total: float, weights: Mapping[str, float], caps: Mapping[str, float]) -> dict[str, float]:
+def water_fill(total: float, weights: Mapping[K, float], caps: Mapping[K, float]) -> dict[K, float]:
     """Split `total` in proportion to `weights` with no key above its cap, the excess going to the others in
     proportion (min(total, sum of caps) in all)."""
     alloc = dict.fromkeys(weights, 0.0)
@@ -85,7 +88,7 @@ def water_fill(total: float, weights: Mapping[str, float], caps: Mapping[str, fl
     return alloc
 
 
-def capped_allocation(total: int, weights: Mapping[str, float], cap: int | Mapping[str, int]) -> dict[str, int]:
+def capped_allocation(total: int, weights: Mapping[K, float], cap: int | Mapping[K, int]) -> dict[K, int]:
     """Integer split of `total` in proportion to `weights`, no key above its cap (water-filling, then largest
     remainder under the caps), each within 1 of its water-filled share."""
     caps = {k: cap if isinstance(cap, int) else cap[k] for k in weights}
@@ -105,10 +108,10 @@ def pass_rate_weights(generators: list[str], audited: Mapping[str, tuple[int, in
     return {g: (audited.get(g, (0, 0))[0] + 1) / (audited.get(g, (0, 0))[1] + 2) for g in generators}
 
 
-def _interleave(counts: Mapping[str, int]) -> list[str]:
+def _interleave(counts: Mapping[K, int]) -> list[K]:
     """Each key `counts[key]` times, spread evenly (smooth weighted round robin)."""
     keys, weights = list(counts), list(counts.values())
-    total, current, out = sum(weights), [0] * len(weights), []
+    total, current, out = sum(weights), [0] * len(weights), list[K]()
     for _ in range(total):
         best = 0
         for i, w in enumerate(weights):

@@ -11,8 +11,10 @@ can be a proper subset of another.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from benchmark_platform.generation.config import DETERMINISTIC, PseudoMcqConfig
 from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, norm, seeded
@@ -86,7 +88,8 @@ def stem(statements: tuple[Statement, ...]) -> str:
 
 
 def explain(statements: tuple[Statement, ...], option: frozenset[int]) -> OptionExplanation:
-    parts, sources = [], []
+    parts: list[str] = []
+    sources: list[str] = []
     for i in sorted(option):
         s = statements[i]
         parts.append(f"statement {i + 1} is true" if s.true else f"statement {i + 1} is false ({s.correction})")
@@ -115,7 +118,7 @@ def assemble(
     return PseudoMcq(statements, tuple(options), position, tuple(explain(statements, o) for o in options))
 
 
-def falsify(fact: Fact, index: FieldIndex, rng) -> Statement | None:  # noqa: ANN001
+def falsify(fact: Fact, index: FieldIndex, rng: random.Random) -> Statement | None:
     """The fact's sentence with its value replaced by another entity's value of the same field."""
     field_index = index.get(fact)
     value = fact.value or ""
@@ -198,7 +201,7 @@ def to_item(
 
 
 def from_parameters(
-    item_options: list[str], answer_index: int, parameters: dict, explanations: list[OptionExplanation]
+    item_options: list[str], answer_index: int, parameters: dict[str, Any], explanations: list[OptionExplanation]
 ) -> PseudoMcq:
     """Rebuild a stored pseudo-MCQ (items.options + generation_metadata.parameters) for re-validation."""
     statements = tuple(Statement(s["text"], bool(s["true"]), tuple(s["sources"])) for s in parameters["statements"])

@@ -11,8 +11,12 @@ import asyncio
 import itertools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
 
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation import llm_pseudo
@@ -25,6 +29,12 @@ from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway
 from benchmark_platform.runtime import frozen_heap, single_threaded_blas
+
+# (slot, request, payload the answer is read against, item parameters) of one LLM slot, and its answer
+Entry = tuple[Slot, ChatRequest, Any, dict[str, Any]]
+Answer = tuple[Entry, CallResult]
+PseudoEntry = tuple[Slot, ChatRequest, list[Fact]]  # (slot, request, fact group) of an LLM pseudo-MCQ
+E = TypeVar("E", Entry, PseudoEntry)
 
 PSEUDO_DIFFICULTY, PSEUDO_COGNITIVE = "L3", "analysis"
 BLOCK = 64  # selected facts mined / paired / clustered per matrix product
@@ -72,10 +82,11 @@ class _Context:
         for f in self.everything:
             if f.structured and f.entity_type:
                 self.by_subject[(f.entity_type, norm(f.subject or ""))].append(f)
-        self._vectors = None
-        self._streams: dict[str, tuple[list, Iterator]] = {}
+        self._vectors: np.ndarray | None = None
+        self._row: dict[str, int] = {}
+        self._streams: dict[str, tuple[list[Any], Iterator[Any]]] = {}
 
-    def stream(self, name: str) -> Iterator:
+    def stream(self, name: str) -> Iterator[Any]:
         """The named candidates (mined, pairs, pseudo groups, template items), computed once and lazily."""
         made, source = self._streams.setdefault(name, ([], getattr(self, name)()))
         i = 0
@@ -140,7 +151,7 @@ class _Context:
 
     def limits(self, the_plan: Plan) -> dict[str, int]:
         """Strategies (and the pseudo format) whose candidates fall short of the plan, with what they can make."""
-        planned = Counter(s.strategy for s in the_plan.slots)
+        planned: Counter[str] = Counter(s.strategy for s in the_plan.slots)
         pseudo = sum(s.format == "pseudo_mcq10" for s in the_plan.slots)  # template and LLM (scenario) slots
         template_pseudo = sum(s.format == "pseudo_mcq10" and s.strategy == "template" for s in the_plan.slots)
         have = {
@@ -187,17 +198,20 @@ class _Context:
 
     def clusters(self) -> Iterator[list[Fact]]:
         """Each selected fact with its 2-4 nearest facts by text embedding (cluster sizes 3, 4, 5 in turn)."""
-        if self._vectors is None:
-            self._vectors = self.embedder.encode([f.text for f in self.everything])
+        vectors = self._vectors
+        if vectors is None:
+            vectors = self._vectors = self.embedder.encode([f.text for f in self.everything])
             self._row = {f.fact_id: i for i, f in enumerate(self.everything)}
         for at, block in zip(range(0, len(self.selected), BLOCK), self._blocks(), strict=True):
             sizes = [min(3 + (at + i) % 3, len(self.everything)) for i in range(len(block))]
-            yield from st.clusters(block, sizes, self.everything, self._vectors, self._row)
+            yield from st.clusters(block, sizes, self.everything, vectors, self._row)
 
 
-def _fill(slots: list[Slot], candidates: Iterator, build) -> tuple[list, int]:  # noqa: ANN001
+def _fill(
+    slots: list[Slot], candidates: Iterator[Any], build: Callable[[Slot, Any], Item | None]
+) -> tuple[list[Item], int]:
     """Give each slot the next candidate `build` accepts; returns (built, unfilled count)."""
-    out = []
+    out: list[Item] = []
     for slot in slots:
         for candidate in candidates:
             made = build(slot, candidate)
@@ -299,7 +313,7 @@ async def _generate(
     # (mining, pairing, clustering: the event loop keeps serving the calls in flight) and hands them to the gateway
     # at once. Answers are read back in slot order, so timing changes nothing.
     llm_slots = [s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "mcq4"]
-    sources: dict[str, Iterator] = {
+    sources: dict[str, Iterator[Any]] = {
         "fact_to_question": iter(ctx.selected),
         "distractor_mining": mined_iter,
         "comparative": ctx.stream("pairs"),
@@ -307,10 +321,10 @@ async def _generate(
     }
     kinds = config.scenario_types_for(discipline)
 
-    async def produce(strategy: str) -> list[tuple[tuple, CallResult]]:
+    async def produce(strategy: str) -> list[Answer]:
         slots = [s for s in llm_slots if s.strategy == strategy]
         schema = st.MinedQuestion if strategy == "distractor_mining" else st.McqDraft
-        asked = []
+        asked: list[asyncio.Task[list[Answer]]] = []
         for at in range(0, len(slots), REQUEST_CHUNK):
             chunk = slots[at : at + REQUEST_CHUNK]
             entries = await asyncio.to_thread(_llm_entries, chunk, sources[strategy], seed, kinds)
@@ -362,12 +376,10 @@ async def _generate(
     return result
 
 
-def _llm_entries(
-    slots: list[Slot], source: Iterator, seed: int, kinds: list[str]
-) -> list[tuple[Slot, ChatRequest, object, dict]]:
+def _llm_entries(slots: list[Slot], source: Iterator[Any], seed: int, kinds: list[str]) -> list[Entry]:
     """(slot, request, payload, parameters) for each slot of one LLM strategy, drawing its inputs from `source`
     (facts, mined answers, fact pairs or fact clusters); stops when the source runs out."""
-    entries = []
+    entries: list[Entry] = []
     for slot in slots:
         args = {"difficulty": slot.difficulty or "L2", "cognitive": slot.cognitive}
         drawn = next(source, None)
@@ -416,7 +428,7 @@ def _ask_pseudo(
     config: GenerationConfig,
     seed: int,
     result: GenerationResult,
-) -> asyncio.Task | None:
+) -> asyncio.Task[list[tuple[PseudoEntry, CallResult]]] | None:
     """The LLM pseudo-MCQ requests, one per planned slot with the next fact group, sent as one task."""
     entries = []
     for slot in (s for s in the_plan.slots if s.generator != DETERMINISTIC and s.format == "pseudo_mcq10"):
@@ -443,7 +455,11 @@ def _ask_pseudo(
 
 
 async def _read_pseudo(
-    asked: asyncio.Task | None, spec_name: str, config: GenerationConfig, pos: dict[int, int], result: GenerationResult
+    asked: asyncio.Task[list[tuple[PseudoEntry, CallResult]]] | None,
+    spec_name: str,
+    config: GenerationConfig,
+    pos: dict[int, int],
+    result: GenerationResult,
 ) -> None:
     """Items from the valid answers; an answer the schema or the pseudo-MCQ validator rejects counts as invalid."""
     for (slot, _, group), res in await asked if asked is not None else []:
@@ -469,7 +485,7 @@ async def _read_pseudo(
             result.items.append(item)
 
 
-async def _ask(gateway: Gateway | None, entries: list[tuple], schema: type) -> list[tuple[tuple, object]]:
+async def _ask(gateway: Gateway | None, entries: Sequence[E], schema: type[BaseModel]) -> list[tuple[E, CallResult]]:
     assert gateway is not None, "LLM slots need a gateway"
     results = await gateway.complete_many([entry[1] for entry in entries], schema)
     return list(zip(entries, results, strict=True))
@@ -479,13 +495,13 @@ async def _gate(result: GenerationResult, config: GenerationConfig, seed: int, g
     """Closed-book gate per difficulty (L4 skipped) and the corpus cap on the solvable share."""
     asked = []
     for item in result.items:
-        model = config.gate.models.get(item.difficulty)  # type: ignore[call-overload]
+        model = next((m for tier, m in config.gate.models.items() if tier == item.difficulty), None)
         if item.difficulty == "L4":
             item.gate_result = "skipped"
         elif model is not None and gateway is not None:
             asked.append((item, st.gate_request(item, model, seed)))
-    if asked:
-        answers = await gateway.complete_many([r for _, r in asked], st.GateAnswer)  # type: ignore[union-attr]
+    if asked and gateway is not None:  # asked only with a gateway
+        answers = await gateway.complete_many([r for _, r in asked], st.GateAnswer)
         for (item, _), res in zip(asked, answers, strict=True):
             if not res.ok:
                 item.gate_result = "gate_error"

@@ -12,6 +12,7 @@ import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -221,7 +222,7 @@ def draft_item(
     position: int,
     difficulty: str,
     cognitive: str,
-    parameters: dict,
+    parameters: dict[str, Any],
 ) -> Item:
     options, answer_index = place_answer(draft.answer.strip(), [d.strip() for d in draft.distractors], position)
     return Item(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
@@ -56,7 +58,7 @@ class FieldIndex:
         return self.fields.get((fact.field or "", fact.entity_type or ""))
 
 
-def _sample(rng, population: list[str], k: int, reject) -> list[str] | None:  # noqa: ANN001
+def _sample(rng: random.Random, population: list[str], k: int, reject: Callable[[str], bool]) -> list[str] | None:
     """k distinct members not rejected, by rejection sampling (fast on large fields), else by filtering."""
     chosen: dict[str, str] = {}
     for _ in range(8 * k):

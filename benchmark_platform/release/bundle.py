@@ -200,7 +200,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no release manifest here")
-    return json.loads(path.read_text())
+    manifest: dict[str, Any] = json.loads(path.read_text())
+    return manifest
 
 
 def verify_release(directory: Path) -> list[str]:

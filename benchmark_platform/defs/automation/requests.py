@@ -4,6 +4,8 @@ A single-run asset gets one run per contiguous range of wanted keys (range tags,
 `context.partition_keys`); any other asset gets one run per key. Run keys make every request idempotent: the daemon
 launches a run key once, however often a tick repeats it."""
 
+from collections.abc import Sequence
+
 import dagster as dg
 
 from benchmark_platform.automation.plan import plan_runs
@@ -14,7 +16,7 @@ RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_p
 def partition_run_requests(
     context: dg.SensorEvaluationContext | dg.ScheduleEvaluationContext,
     asset_key: dg.AssetKey,
-    partitions: list[str],
+    partitions: Sequence[str],
     run_key: str,
     tags: dict[str, str] | None = None,
 ) -> list[dg.RunRequest]:

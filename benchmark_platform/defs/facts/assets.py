@@ -117,7 +117,6 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
         def paraphraser(prompts: Sequence[str]) -> list[str | None]:
             """The gateway as the paraphrase step sees it: one user message per fact, cached by request hash."""
-            assert paraphrase_model is not None  # passed to select() only when the spec names one
             requests = [
                 ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}], seed=spec.seed)
                 for p in prompts

@@ -74,7 +74,7 @@ class LLMGatewayResource(dg.ConfigurableResource):
             )
             if missing:
                 raise KeyError(f"API key variables not set for model configs: {', '.join(missing)}")
-            keys = {m.api_key_env: dg.EnvVar(m.api_key_env).get_value() for m in configs if m.api_key_env}
+            keys = {m.api_key_env: dg.EnvVar(m.api_key_env).get_value() or "" for m in configs if m.api_key_env}
             gateway = await stack.enter_async_context(
                 Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys)
             )
