@@ -65,7 +65,7 @@ class _LineLoader(yaml.SafeLoader):
 
 def _load_yaml(path: Path, data: bytes) -> Any:
     try:
-        return yaml.load(data.decode("utf-8"), Loader=_LineLoader)  # noqa: S506 (SafeLoader subclass)
+        return yaml.load(data.decode("utf-8"), Loader=_LineLoader)  # a SafeLoader subclass
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", -1) + 1
         raise AnchorFileError(path, line, f"not valid YAML: {exc}") from exc

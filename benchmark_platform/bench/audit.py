@@ -73,13 +73,13 @@ class _Timed:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
 
-    def wrap(self, agent):  # noqa: ANN001, ANN202
+    def wrap(self, agent):
         field = "run" if isinstance(agent, PoolAgent) else "check" if hasattr(agent, "check") else None
         if field is None:
             return agent
         inner = getattr(agent, field)
 
-        def timed(*args):  # noqa: ANN002, ANN202
+        def timed(*args):
             t0 = time.perf_counter()
             try:
                 return inner(*args)

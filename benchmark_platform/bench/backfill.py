@@ -94,7 +94,7 @@ def seed_items(db: Database, spec: BenchmarkSpec, disciplines: list[str] | None 
 
 
 def _leaf_weights(spec: BenchmarkSpec) -> list[tuple[str, int]]:
-    def walk(nodes):  # noqa: ANN001, ANN202
+    def walk(nodes):
         for node in nodes:
             if node.children:
                 yield from walk(node.children)

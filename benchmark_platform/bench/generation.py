@@ -127,7 +127,7 @@ async def _llm_round(
     db,
     models: list[ModelConfig],
     facts: list[Fact],
-    journal: Path,  # noqa: ANN001, ANN202
+    journal: Path,
     only: str | None = None,
 ):
     spec = load_spec("wine")

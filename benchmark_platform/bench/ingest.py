@@ -36,7 +36,7 @@ class DirectFileFetcher:
         return Fetched(exchange, path.read_bytes())
 
 
-def _timed(fn):  # noqa: ANN001, ANN202
+def _timed(fn):
     start = time.perf_counter()
     value = fn()
     return time.perf_counter() - start, value

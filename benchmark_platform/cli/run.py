@@ -44,9 +44,9 @@ def prepare_environment() -> str:
 def materialize_all(
     spec: BenchmarkSpec,
     instance=None,
-    resources: dict | None = None,  # noqa: ANN001
+    resources: dict | None = None,
     log=print,
-) -> None:  # noqa: ANN001 - a print-like callable
+) -> None:
     """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
 
     `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.

@@ -277,7 +277,7 @@ _WORKER: ProseExtractor | None = None
 
 
 def _start_worker(config: FactsConfig, spec_dir: Path) -> None:
-    global _WORKER  # noqa: PLW0603 - one extractor per worker process
+    global _WORKER  # one extractor per worker process
     _WORKER = ProseExtractor(config, spec_dir)
 
 

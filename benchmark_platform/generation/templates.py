@@ -36,17 +36,18 @@ class FieldIndex:
     def __init__(self, pool: list[Fact]) -> None:
         raw: dict[tuple[str, str], list[Fact]] = defaultdict(list)
         for fact in pool:
-            if fact.structured:
-                raw[(fact.field, fact.entity_type or "")].append(fact)  # type: ignore[index]
+            if fact.field is not None and fact.subject is not None and fact.value is not None:  # structured
+                raw[(fact.field, fact.entity_type or "")].append(fact)
         self.fields: dict[tuple[str, str], _FieldIndex] = {}
         for key, facts in raw.items():
             index = _FieldIndex()
             values: dict[str, str] = {}
             subjects: dict[str, str] = {}
             for f in sorted(facts, key=lambda f: f.fact_id):
-                values.setdefault(norm(f.value), f.value)  # type: ignore[arg-type]
-                subjects.setdefault(norm(f.subject), f.subject)  # type: ignore[arg-type]
-                index.values_of[norm(f.subject)].add(norm(f.value))  # type: ignore[arg-type]
+                assert f.subject is not None and f.value is not None  # structured facts only, see above
+                values.setdefault(norm(f.value), f.value)
+                subjects.setdefault(norm(f.subject), f.subject)
+                index.values_of[norm(f.subject)].add(norm(f.value))
             index.values = [values[k] for k in sorted(values)]
             index.subjects = [subjects[k] for k in sorted(subjects)]
             for k in sorted(subjects):

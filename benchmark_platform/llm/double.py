@@ -91,7 +91,7 @@ class ScriptedServer:
         self.answered: Counter[str] = Counter()  # request key -> successful answers
         self.faults_served: Counter[str] = Counter()
         self._attempts: Counter[str] = Counter()
-        self._log = open(script.log_path, "a", buffering=1) if script.log_path else None  # noqa: SIM115
+        self._log = open(script.log_path, "a", buffering=1) if script.log_path else None
 
     def app(self) -> web.Application:
         app = web.Application()

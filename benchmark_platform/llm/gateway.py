@@ -206,9 +206,9 @@ class Gateway:
         for m in models:
             headers = {"Content-Type": "application/json"}
             if m.api_key_env is not None:
-                if not (api_keys or {}).get(m.api_key_env):
+                if not (key := (api_keys or {}).get(m.api_key_env)):
                     raise KeyError(f"model config {m.name!r}: environment variable {m.api_key_env} is not set")
-                headers["Authorization"] = f"Bearer {api_keys[m.api_key_env]}"  # type: ignore[index]
+                headers["Authorization"] = f"Bearer {key}"
             self._headers[m.name] = headers
         self._timeouts = {m.name: aiohttp.ClientTimeout(total=m.timeout_s) for m in models}
         digest = hashlib.sha256(db.url.encode()).hexdigest()[:12]

@@ -73,12 +73,12 @@ class LocalLlama:
         start = max(0, min(prefix, len(tokens)) - 1)  # re-evaluate one position to get the logits it emits
         del self._logprobs[max(0, start) :], self._tops[max(0, start) :]
         llm.n_tokens = start
-        llm._ctx.kv_cache_seq_rm(-1, start, -1)  # noqa: SLF001 (pinned llama-cpp-python API)
+        llm._ctx.kv_cache_seq_rm(-1, start, -1)  # private API of the pinned llama-cpp-python
         for i in range(start, len(tokens), N_BATCH):
             batch = tokens[i : i + N_BATCH]
-            llm._batch.set_batch(batch=batch, n_past=i, logits_all=True)  # noqa: SLF001
-            llm._ctx.decode(llm._batch)  # noqa: SLF001
-            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(batch), llm.n_vocab()))  # noqa: SLF001
+            llm._batch.set_batch(batch=batch, n_past=i, logits_all=True)
+            llm._ctx.decode(llm._batch)
+            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(batch), llm.n_vocab()))
             llm.input_ids[i : i + len(batch)] = batch
             llm.n_tokens = i + len(batch)
             peak = logits.max(axis=1, keepdims=True)

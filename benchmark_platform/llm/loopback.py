@@ -35,4 +35,4 @@ async def start_site(runner: web.AppRunner, port: int) -> int:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port, backlog=1024)
     await site.start()
-    return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]  # noqa: SLF001
+    return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]

@@ -42,7 +42,7 @@ def choose(item: McqItem, results: Sequence[CallResult]) -> McqAnswer:
     logprobs = tuple(r.logprob if r.ok else None for r in results)
     if any(lp is None for lp in logprobs):
         return McqAnswer(None, None, logprobs)
-    scores = [float(lp) for lp in logprobs]  # type: ignore[arg-type]
+    scores = [float(lp) for lp in logprobs if lp is not None]  # all of them: a None returned above
     per_char = [s / len(f" {o.strip()}") for s, o in zip(scores, item.options, strict=True)]
     return McqAnswer(
         max(range(len(scores)), key=scores.__getitem__), max(range(len(per_char)), key=per_char.__getitem__), logprobs

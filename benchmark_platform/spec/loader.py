@@ -28,7 +28,7 @@ class _IncludeLoader(yaml.SafeLoader):
 def _include(loader: _IncludeLoader, node: yaml.Node) -> object:
     path = Path(loader.name).parent / str(loader.construct_scalar(node))  # type: ignore[arg-type]
     with path.open(encoding="utf-8") as handle:
-        return yaml.load(handle, _IncludeLoader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(handle, _IncludeLoader)  # a SafeLoader subclass
 
 
 _IncludeLoader.add_constructor("!include", _include)
@@ -48,7 +48,7 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC) -> BenchmarkSpec:
         raise SpecError(f"{path}: no such spec (bundled specs: {', '.join(bundled)})")
     try:
         with path.open(encoding="utf-8") as handle:
-            raw = yaml.load(handle, _IncludeLoader)  # noqa: S506 - SafeLoader subclass
+            raw = yaml.load(handle, _IncludeLoader)  # a SafeLoader subclass
     except (yaml.YAMLError, OSError) as exc:
         raise SpecError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):

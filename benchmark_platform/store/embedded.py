@@ -59,8 +59,8 @@ class EmbeddedPostgres:
     # -- commands --------------------------------------------------------------------------------------------
     def up(self) -> EmbeddedState:
         """Initialise on first use, start if stopped, create the databases; idempotent."""
-        if self.is_running():
-            return self.state()  # type: ignore[return-value]
+        if self.is_running() and (state := self.state()) is not None:
+            return state
         self.root.mkdir(parents=True, exist_ok=True)
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb()

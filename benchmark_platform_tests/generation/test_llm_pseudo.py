@@ -28,7 +28,7 @@ CONFIG = PseudoMcqConfig()
 ITEMS = 8
 
 
-def convert(reply: str, position: int = 0):  # noqa: ANN201
+def convert(reply: str, position: int = 0):
     return draft_item(
         "wine", "scenario", "gen0", GROUP, PseudoMcqDraft.model_validate_json(reply), CONFIG, position, "L3", "analysis"
     )
@@ -70,7 +70,7 @@ def test_statements_must_be_traced_to_the_groups_facts():
     assert any("outside the group" in r and "elsewhere" in r for r in reasons)
 
 
-def pseudo_spec(models):  # noqa: ANN001, ANN201
+def pseudo_spec(models):
     """Scenario slots only, every one a pseudo-MCQ; the gate on (it answers A)."""
     spec = load_spec("wine")
     generation = spec.generation.model_copy(
@@ -88,7 +88,7 @@ def pseudo_spec(models):  # noqa: ANN001, ANN201
     return spec.model_copy(update={"models": models, "generation": generation})
 
 
-def stored(db) -> list[dict]:  # noqa: ANN001
+def stored(db) -> list[dict]:
     return db.query("""
         SELECT i.item_id, i.format, i.options, i.answer_index, g.strategy, g.generator, g.prompt_version, g.parameters,
                (SELECT array_agg(f.fact_id ORDER BY f.fact_id) FROM item_facts f WHERE f.item_id = i.item_id) AS facts,

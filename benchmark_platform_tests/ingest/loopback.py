@@ -49,7 +49,7 @@ class Loopback:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 loopback.requests[self.path].append({k.lower(): v for k, v in self.headers.items()})
                 replies = loopback.routes.get(self.path) or loopback.routes.get(self.path.split("?")[0])
                 if replies is None:

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="the local-llm extra is not installed")
 
-from benchmark_platform.llm.config import GatewaySettings, ModelConfig  # noqa: E402
-from benchmark_platform.llm.gateway import ChatRequest, Gateway  # noqa: E402
-from benchmark_platform.llm.local import MODEL_ID, LocalModelServer  # noqa: E402
-from benchmark_platform.llm.mcq import McqItem, answer_all  # noqa: E402
+from benchmark_platform.llm.config import GatewaySettings, ModelConfig
+from benchmark_platform.llm.gateway import ChatRequest, Gateway
+from benchmark_platform.llm.local import MODEL_ID, LocalModelServer
+from benchmark_platform.llm.mcq import McqItem, answer_all
 
 N_ITEMS = 20
 

@@ -61,7 +61,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     def audit_findings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         db, embedder = context.resources.database.db, context.resources.embedder.embedder
 
-        async def run():  # noqa: ANN202
+        async def run():
             if not panel:
                 return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run.run_id), {}
             async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
