@@ -31,9 +31,10 @@ import scipy.sparse as sp
 from scipy.stats import kendalltau
 
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
-from benchmark_platform.centrality import Candidate, CentralityParams, score_discipline, select
+from benchmark_platform.centrality import Candidate, CentralityParams, score_discipline
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.selection import SelectionProblem, select_greedy
+from benchmark_platform.selection.policy import build_problem, select
 
 MMLU_PRO = PROJECT_ROOT.parent / "shared" / "data" / "mmlu_pro_outputs"
 
@@ -244,9 +245,9 @@ def mmlu_pro(
     for category in chosen_categories:
         anchors, candidates = mmlu_pro_discipline(category, items, quotas[category], rng)
         result = score_discipline(candidates, anchors, params, embedder.encode)
-        if result.problem is None:
+        if result.manual_review:
             raise RuntimeError(f"{category}: manual review: {result.manual_review}")
-        chosen = select(result.problem, params)
+        chosen = select(build_problem(result.items, result.pairs, anchors, params.tau_dup), params)
         selected_rows += [row_of[i] for i in chosen.selected_ids]
         pools[category] = np.array([row_of[c.id] for c in candidates])
         per_category.append(

@@ -1,9 +1,10 @@
 """Support centrality under domain alignment (KINA Appendix B): signatures, calibrated alignment, reference bank,
-neighbourhoods, pair scores, C_d with bootstrap lower quantiles, the shortlist and the selection problem."""
+neighbourhoods, pair scores, C_d with bootstrap lower quantiles and the shortlist (scores only: the
+selection stage chooses from them)."""
 
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.params import CentralityParams
-from benchmark_platform.centrality.scoring import CentralityResult, build_problem, score_discipline, select
+from benchmark_platform.centrality.scoring import CentralityResult, score_discipline
 from benchmark_platform.centrality.signature import SignatureError, fallback_signatures, llm_signatures
 
 __all__ = [
@@ -11,10 +12,8 @@ __all__ = [
     "CentralityParams",
     "CentralityResult",
     "Signature",
-    "build_problem",
     "SignatureError",
     "fallback_signatures",
     "llm_signatures",
     "score_discipline",
-    "select",
 ]

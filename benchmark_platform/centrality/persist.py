@@ -13,7 +13,7 @@ from benchmark_platform.store import Database, as_json, insert_rows
 
 
 def read_scores(db: Database, spec: str, discipline: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The stored scores and pairs of a partition, as `build_problem` takes them."""
+    """The stored scores and pairs of a partition, the columns the selection problem is built from."""
     items = pl.DataFrame(
         db.query(
             "SELECT item_id, stratum, mu, in_bank_dedup, shortlisted FROM centrality_scores "
@@ -37,6 +37,12 @@ def read_scores(db: Database, spec: str, discipline: str) -> tuple[pl.DataFrame,
         schema={"q_id": pl.String, "u_id": pl.String, "u_sym": pl.Float64, "s": pl.Float64, "in_support": pl.Boolean},
     )
     return items, pairs
+
+
+def stored_review(db: Database, spec: str, discipline: str) -> tuple[bool, str | None]:
+    """Whether the partition has a stored centrality run, and the manual-review reason it recorded (None: scored)."""
+    run = db.query("SELECT manual_review FROM centrality_runs WHERE spec = %s AND discipline = %s", (spec, discipline))
+    return (True, run[0]["manual_review"]) if run else (False, None)
 
 
 def fact_candidates(db: Database, spec: str, discipline: str) -> list[Candidate]:

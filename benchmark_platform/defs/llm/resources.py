@@ -100,8 +100,10 @@ class LLMGatewayResource(dg.ConfigurableResource):
             return runner.run(main())
 
 
-def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
-    """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)`."""
+def llm_metadata(totals: GatewayTotals | None) -> dict[str, Any]:
+    """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)` (none: no call)."""
+    if totals is None:
+        return {}
     values = totals.as_dict()
     return {
         **counts_metadata(**{k: v for k, v in values.items() if not isinstance(v, bool)}),
