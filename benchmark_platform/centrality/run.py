@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from benchmark_platform.anchors import AnchorSet, load_anchor_set
@@ -21,12 +20,10 @@ from benchmark_platform.centrality.scoring import CentralityResult, score_discip
 from benchmark_platform.centrality.signature import PROMPT_PATH, gateway_completion
 from benchmark_platform.embed import Embedder
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import Gateway, GatewayTotals
+from benchmark_platform.llm.gateway import GatewayTotals
+from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
-
-OpenGateway = Callable[[Sequence[ModelConfig]], AbstractAsyncContextManager[Gateway]]
-"""Opens a gateway session for these model configs (the `llm` resource's `open`, bound to the spec and run id)."""
 
 
 def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:

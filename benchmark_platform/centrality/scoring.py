@@ -109,7 +109,11 @@ def item_table(candidates: Sequence[Candidate], anchors: AnchorSet) -> ItemTable
 
     def add(item_id: str, text: str, src: str, meta: dict[str, str], stratum: int) -> None:
         row_of[item_id] = len(ids)
-        ids.append(item_id), texts.append(text), srcs.append(src), metas.append(meta), strata.append(stratum)
+        ids.append(item_id)
+        texts.append(text)
+        srcs.append(src)
+        metas.append(meta)
+        strata.append(stratum)
 
     for c in candidates:
         if c.id in anchor_ids:
@@ -200,14 +204,16 @@ def nearest(base: npt.NDArray[Any], queries: npt.NDArray[Any], k: int, seed: int
     training is seeded, so the same inputs give the same neighbours.
     """
     base = np.ascontiguousarray(base, dtype=np.float32)
+    index: faiss.Index
     if len(base) <= _EXACT_UP_TO:
         index = faiss.IndexFlatIP(base.shape[1])
     else:
         cells = int(np.sqrt(len(base)))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(base.shape[1]), base.shape[1], cells, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = seed
-        index.train(base)
-        index.nprobe = 8
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(base.shape[1]), base.shape[1], cells, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = seed
+        ivf.train(base)
+        ivf.nprobe = 8
+        index = ivf
     index.add(base)
     _, found = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k + 1, len(base)))
     return np.asarray(found, dtype=np.int64)

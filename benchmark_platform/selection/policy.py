@@ -45,13 +45,17 @@ def build_problem(items: pl.DataFrame, pairs: pl.DataFrame, anchors: AnchorSet, 
     vals: list[float] = []
     for item, i in row.items():
         if item in col:
-            rows.append(i), cols.append(col[item]), vals.append(1.0)
+            rows.append(i)
+            cols.append(col[item])
+            vals.append(1.0)
     conflicts = []
     for q, u, u_sym, s, in_support in pairs.select("q_id", "u_id", "u_sym", "s", "in_support").iter_rows():
         if in_support and s > 0:
             for a, b in ((q, u), (u, q)):
                 if a in row and b in col:
-                    rows.append(row[a]), cols.append(col[b]), vals.append(s)
+                    rows.append(row[a])
+                    cols.append(col[b])
+                    vals.append(s)
         if u_sym > tau_dup and q in row and u in row:
             conflicts.append((row[q], row[u]))
     names = [s.name for s in anchors.strata]
