@@ -14,11 +14,11 @@ from typing import Literal
 from benchmark_platform.anchors import load_anchor_set
 from benchmark_platform.anchors.io import has_anchor_files
 from benchmark_platform.anchors.persist import record_import
-from benchmark_platform.centrality.persist import audited_item_candidates, read_scores, stored_review
+from benchmark_platform.centrality.persist import read_scores, stored_review
 from benchmark_platform.centrality.run import ScoredPool, score_pool
 from benchmark_platform.embed import Embedder
 from benchmark_platform.llm.session import OpenGateway
-from benchmark_platform.selection.persist import write_selection
+from benchmark_platform.selection.persist import audited_item_candidates, write_selection
 from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select
 from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.spec import BenchmarkSpec
