@@ -8,7 +8,7 @@ import dagster as dg
 
 from benchmark_platform.centrality.run import score_facts, scoring_version, signature_model
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm.resources import busiest_pool, llm_metadata
+from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -38,7 +38,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             spec,
             discipline,
             embedder,
-            lambda models: context.resources.llm.open(models, spec.llm, context.run.run_id),
+            gateway_sessions(context, spec.llm),
             context.log.info,
         )
         if scoring is None:

@@ -12,7 +12,7 @@ import polars as pl
 
 from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
 from benchmark_platform.defs.common import MODEL_TAG, counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm.resources import busiest_pool, llm_metadata
+from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.evaluation import AnswerProtocol, telemetry_summary
 from benchmark_platform.evaluation.persist import EvaluationRun
 from benchmark_platform.evaluation.run import ResultsImportError, evaluate_discipline
@@ -54,7 +54,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 context.resources.database.db,
                 spec,
                 discipline,
-                lambda configs: context.resources.llm.open(configs, spec.llm, context.run.run_id),
+                gateway_sessions(context, spec.llm),
                 context.run.tags.get(MODEL_TAG),  # set by the new-model sensor
             )
         except ResultsImportError as exc:

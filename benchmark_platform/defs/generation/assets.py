@@ -11,7 +11,7 @@ import json
 import dagster as dg
 
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm import busiest_pool, llm_metadata
+from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.generation.plan import expected_calls
 from benchmark_platform.generation.stage import generate_discipline
 from benchmark_platform.generation.strategies import PROMPTS_DIR
@@ -61,7 +61,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             discipline,
             context.resources.embedder.embedder,
             models,
-            lambda configs: context.resources.llm.open(configs, spec.llm, context.run.run_id),
+            gateway_sessions(context, spec.llm),
         )
         result, counts, selected = done.result, done.stored, done.selected_facts
         by = result.tally
