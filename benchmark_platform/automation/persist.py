@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from benchmark_platform.store import Database, insert_rows
 
 
-def register_leaf(db: Database, spec: str, leaf: str, path: Sequence[str]) -> None:
+def record_leaf(db: Database, spec: str, leaf: str, path: Sequence[str]) -> None:
     """Record (or move) one taxonomy leaf and its path from the root."""
     with db.transaction() as conn:
         insert_rows(
