@@ -37,9 +37,7 @@ LEAF_DISTRIBUTIONS = {
     "PyYAML",
 }
 # Package cycles that are being removed on another branch, each an unordered pair.
-ALLOWED_CYCLES = [
-    {"cli", "defs"},  # i17sel removes this (defs/release/rebuild.py calls the CLI's materialize_all)
-]
+ALLOWED_CYCLES: list[set[str]] = []
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,11 @@ _HEADER_KEYS = {"discipline", "k_total", "is_example", "note", "prototype"}
 Row = TypeVar("Row", bound=BaseModel)
 
 
+def has_anchor_files(folder: Path) -> bool:
+    """Whether `folder` holds a discipline's anchor files; a discipline without them goes to manual review."""
+    return (folder / MAIN_FILE).is_file()
+
+
 class AnchorFileError(ValueError):
     """Bad anchor input; `path` and `row` (1-based line, 0 when the file as a whole is wrong) locate it."""
 

@@ -24,6 +24,7 @@ import math
 import resource
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -33,9 +34,10 @@ from scipy.stats import kendalltau
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.params import CentralityParams
-from benchmark_platform.centrality.scoring import score_discipline, select
+from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.selection.greedy import select_greedy
+from benchmark_platform.selection.policy import build_problem, select
 from benchmark_platform.selection.problem import SelectionProblem
 
 MMLU_PRO = PROJECT_ROOT.parent / "shared" / "data" / "mmlu_pro_outputs"
@@ -83,7 +85,7 @@ def synthetic_problem(
     )
 
 
-def scaling(sizes: list[int], k: int, uniform: bool = False) -> dict[str, object]:
+def scaling(sizes: list[int], k: int, uniform: bool = False) -> dict[str, Any]:
     rows = []
     for n in sizes:
         problem = synthetic_problem(n, k=k, uniform=uniform)
@@ -242,14 +244,16 @@ def mmlu_pro(
     params = CentralityParams()
     embedder = StaticEmbedder()
     rng = np.random.default_rng(20261129)
-    selected_rows, pools, per_category = [], {}, []
+    selected_rows: list[int] = []
+    pools: dict[str, np.ndarray] = {}
+    per_category: list[dict[str, Any]] = []
     started = time.perf_counter()
     for category in chosen_categories:
         anchors, candidates = mmlu_pro_discipline(category, items, quotas[category], rng)
         result = score_discipline(candidates, anchors, params, embedder.encode)
-        if result.problem is None:
+        if result.manual_review:
             raise RuntimeError(f"{category}: manual review: {result.manual_review}")
-        chosen = select(result.problem, params)
+        chosen = select(build_problem(result.items, result.pairs, anchors, params.tau_dup), params)
         selected_rows += [row_of[i] for i in chosen.selected_ids]
         pools[category] = np.array([row_of[c.id] for c in candidates])
         per_category.append(
@@ -277,11 +281,13 @@ def mmlu_pro(
     full = _accuracy(matrix, all_rows)
     tau_sel, top_sel = _fidelity(full, _accuracy(matrix, np.array(selected_rows)))
     draws = np.random.default_rng(0)
-    taus, tops = [], []
+    taus: list[float] = []
+    tops: list[bool] = []
     for _ in range(seeds):
         rows = np.concatenate([draws.choice(pools[c], size=quotas[c], replace=False) for c in chosen_categories])
         tau, top = _fidelity(full, _accuracy(matrix, rows))
-        taus.append(tau), tops.append(top)
+        taus.append(tau)
+        tops.append(top)
     taus_arr = np.array(taus)
     return {
         "items_selected": len(selected_rows),

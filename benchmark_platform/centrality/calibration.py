@@ -6,6 +6,8 @@ from typing import Literal
 
 import numpy as np
 from scipy.special import expit
+
+# scikit-learn ships no type information: pyproject.toml lets mypy treat it as untyped
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -34,12 +36,14 @@ class Calibrator:
         if len(x) == 0:
             return np.zeros(0)
         if isinstance(self._model, IsotonicRegression):
-            return np.clip(self._model.predict(x[:, 0]), 0.0, 1.0)
+            clipped: np.ndarray = np.clip(self._model.predict(x[:, 0]), 0.0, 1.0)
+            return clipped
         # the fitted pipeline folded into one affine map: sigmoid(((x - mean) / scale) @ w + b)
         scaler, logistic = self._model[0], self._model[-1]
         w = logistic.coef_[0] / scaler.scale_
         z = np.asarray(x, dtype=np.float64) @ w + (logistic.intercept_[0] - scaler.mean_ @ w)
-        return expit(z)
+        probabilities: np.ndarray = expit(z)
+        return probabilities
 
 
 def stratified_resample(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -53,4 +57,5 @@ def stratified_resample(groups: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 def boot_lower_quantile(replicates: np.ndarray, delta: float) -> np.ndarray:
     """BootLQ_delta: the delta-quantile over bootstrap replicates (rows) of each column."""
-    return np.quantile(replicates, delta, axis=0)
+    quantiles: np.ndarray = np.quantile(replicates, delta, axis=0)
+    return quantiles

@@ -42,7 +42,8 @@ class TextSpace:
 
     def tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
         """L2-normalised rows, so row dot products are cosines in [0, 1]."""
-        return self._vectorizer.transform(list(texts)).tocsr()
+        rows: sp.csr_matrix = self._vectorizer.transform(list(texts)).tocsr()
+        return rows
 
     def words(self, x: sp.csr_matrix) -> sp.csr_matrix:
         """The binary word (unigram) sets of TF-IDF rows."""
@@ -63,21 +64,23 @@ class TextSpace:
 def _token_sets(strings: Sequence[str]) -> sp.csr_matrix:
     """Binary word sets of short strings (signature fields); an empty vocabulary gives an all-zero matrix."""
     try:
-        return (
-            CountVectorizer(binary=True, token_pattern=r"(?u)\b\w+\b", dtype=np.float32).fit_transform(strings).tocsr()
-        )
+        vectorizer = CountVectorizer(binary=True, token_pattern=r"(?u)\b\w+\b", dtype=np.float32)
+        sets: sp.csr_matrix = vectorizer.fit_transform(strings).tocsr()
+        return sets
     except ValueError:
-        return sp.csr_matrix((len(strings), 1), dtype=np.float32)
+        return sp.csr_matrix(np.zeros((len(strings), 1), dtype=np.float32))
 
 
 def _rowwise_dot(a: sp.csr_matrix, b: sp.csr_matrix) -> np.ndarray:
-    return np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    dots: np.ndarray = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    return dots
 
 
 def _jaccard(sets: sp.csr_matrix, sizes: np.ndarray, qi: np.ndarray, ui: np.ndarray) -> np.ndarray:
     inter = _rowwise_dot(sets[qi], sets[ui])
     union = sizes[qi] + sizes[ui] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    ratio: np.ndarray = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return ratio
 
 
 class PairFeaturizer:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+
+FAISS_SEED = 20261129
 
 
 class CentralityParams(BaseModel):
@@ -31,6 +33,7 @@ class CentralityParams(BaseModel):
     mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
     mip_time_limit_s: float = Field(default=20.0, gt=0, description="MIP time limit; its dual bound still certifies")
     seed: int = Field(default=0, description="seed of bootstraps and embeddings")
+    faiss_seed: int = Field(default=FAISS_SEED, description="seed of the IVF index's k-means (bases over 4,096 rows)")
 
     @model_validator(mode="after")
     def _interval(self) -> CentralityParams:
@@ -38,3 +41,12 @@ class CentralityParams(BaseModel):
         if not 0.0 <= low <= high <= 1.0:
             raise ValueError(f"difficulty_interval must satisfy 0 <= low <= high <= 1, got {self.difficulty_interval}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_default_faiss_seed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default seed is left out of dumps, so specs, code versions and releases made before the field existed
+        keep their bytes; any other seed is recorded."""
+        data: dict[str, Any] = handler(self)
+        if data.get("faiss_seed") == FAISS_SEED:
+            del data["faiss_seed"]
+        return data

@@ -41,62 +41,6 @@ def prepare_environment() -> str:
     return url
 
 
-def materialize_all(
-    spec: BenchmarkSpec,
-    instance=None,
-    resources: dict | None = None,
-    log=print,
-) -> None:
-    """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
-
-    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.
-    """
-    import dagster as dg
-
-    from benchmark_platform.defs import build_definitions
-
-    defs = build_definitions(spec)
-    assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)]
-    resources = {**defs.resources, **(resources or {})}
-    instance = instance or dg.DagsterInstance.get()
-    source_ids = [s.id for s in spec.sources]
-    groups = [
-        (
-            "sources",
-            source_ids,
-            [a for a in assets if a.partitions_def and list(a.partitions_def.get_partition_keys()) == source_ids],
-        ),
-        (
-            "disciplines",
-            spec.discipline_keys,
-            [
-                a
-                for a in assets
-                if a.partitions_def and list(a.partitions_def.get_partition_keys()) == spec.discipline_keys
-            ],
-        ),
-        ("unpartitioned", [None], [a for a in assets if a.partitions_def is None]),
-    ]
-    for label, partition_keys, selected in groups:
-        if not selected:
-            continue
-        selection = dg.AssetSelection.assets(*selected)
-        for n, partition_key in enumerate(partition_keys, 1):
-            started = time.perf_counter()
-            result = dg.materialize(
-                assets,
-                selection=selection,
-                partition_key=partition_key,
-                instance=instance,
-                resources=resources,
-                raise_on_error=True,
-            )
-            log(
-                f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
-                f"{len(result.get_asset_materialization_events())} assets in {time.perf_counter() - started:.1f} s"
-            )
-
-
 def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
     counts = {}
     for table in SUMMARY_TABLES:
@@ -109,6 +53,8 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from benchmark_platform.defs.pipeline import materialize_all  # Dagster loads only for the commands that run it
+
     spec = load_spec(args.spec)
     url = prepare_environment()
     print(

@@ -233,3 +233,8 @@ def _insert(conn: Connection, lines: list[str]) -> None:
     if lines:
         with conn.cursor() as cur:
             cur.execute(_INSERT_BATCH, ("[" + ",".join(lines) + "]",))
+
+
+def cached_responses(db: Database) -> int:
+    """How many responses the cache holds (a rebuild that replays every call from it adds none)."""
+    return int(db.scalar("SELECT count(*) FROM llm_call_cache"))

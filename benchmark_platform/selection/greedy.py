@@ -73,11 +73,13 @@ class _State:
         return open_
 
     def feasible_mask(self) -> np.ndarray:
-        return ~self.chosen & ~self.blocked & self.open_strata()[self.p.strata]
+        mask: np.ndarray = ~self.chosen & ~self.blocked & self.open_strata()[self.p.strata]
+        return mask
 
     def feasible_among(self, rows: np.ndarray) -> np.ndarray:
         """feasible_mask()[rows], computed on `rows` only."""
-        return ~self.chosen[rows] & ~self.blocked[rows] & self.open_strata()[self.p.strata[rows]]
+        mask: np.ndarray = ~self.chosen[rows] & ~self.blocked[rows] & self.open_strata()[self.p.strata[rows]]
+        return mask
 
     def gains_of(self, rows: np.ndarray) -> np.ndarray:
         """Current marginal gains of the candidates `rows`, in one vectorised pass."""
@@ -140,12 +142,12 @@ class _State:
                 f"cannot reach L_h={int(p.lower[h])} (has {int(self.counts[h])}): its remaining candidates "
                 "duplicate chosen items that no swap can free",
             )
-        _, c, drop = best
+        _, chosen, drop = best
         kept = [(q, g) for q, g in zip(self.order, self.gains, strict=True) if q not in drop]
         self.order = [q for q, _ in kept]
         self.gains = [g for _, g in kept]
         self.reset(self.order)
-        self.add(c, float(self.gains_of(np.array([c]))[0]))
+        self.add(chosen, float(self.gains_of(np.array([chosen]))[0]))
 
 
 class _LazyBounds:
@@ -251,13 +253,13 @@ def select_greedy(
             gains = state.all_gains()
             upper_bound = min(upper_bound, state.bound(gains))
             lazy_bounds.refresh(gains, step)  # the full pass makes every bound exact: use it
-        q = lazy_bounds.pick(step, batch_size)
-        if q is None:
+        picked = lazy_bounds.pick(step, batch_size)
+        if picked is None:
             state.repair()
             repairs += 1
             lazy_bounds.refresh(state.all_gains(), step + 1)
         else:
-            state.add(q, float(lazy_bounds.ub[q]))
+            state.add(picked, float(lazy_bounds.ub[picked]))
         step += 1
     upper_bound = min(upper_bound, state.bound(state.all_gains()))
 

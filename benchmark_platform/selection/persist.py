@@ -1,9 +1,46 @@
-"""Write a selection and its certificate (sql/0005 selections) with its members, replacing the partition."""
+"""The item pool selection reads after audit, and a selection with its certificate (sql/0005 selections) and members,
+written replacing the partition."""
 
 from __future__ import annotations
 
+from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.store import Database, as_json, insert_rows
+
+
+def audited_item_candidates(db: Database, spec: str, discipline: str) -> tuple[list[Candidate], int | None]:
+    """The items the discipline's latest audit run judged and its policy did not drop, as candidates, and that run.
+
+    An item's text is its question with the keyed answer (the pair is what an anchor statement corresponds to);
+    stratum key and src are those of its answer fact (else its first linked fact), so the anchor files' stratum map
+    h applies to items as it does to facts. An item the latest run did not judge (generated after it) is left out.
+    """
+    run = db.scalar("SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s", (spec, discipline))
+    if run is None:
+        return [], None
+    rows = db.query(
+        """SELECT i.item_id, i.question, i.options ->> i.answer_index::int AS answer, fa.method, fa.source_id
+           FROM items i
+           JOIN LATERAL (SELECT f.method, d.source_id FROM item_facts l JOIN facts f USING (fact_id)
+                         JOIN documents d USING (document_id) WHERE l.item_id = i.item_id
+                         ORDER BY l.role <> 'answer', l.fact_id LIMIT 1) fa ON true
+           WHERE i.spec = %(spec)s AND i.discipline = %(discipline)s
+             AND EXISTS (SELECT 1 FROM audit_findings a WHERE a.audit_run_id = %(run)s AND a.item_id = i.item_id)
+             AND NOT EXISTS (SELECT 1 FROM audit_policy p WHERE p.audit_run_id = %(run)s AND p.item_id = i.item_id
+                             AND p.action = 'drop')
+           ORDER BY i.item_id""",
+        {"spec": spec, "discipline": discipline, "run": run},
+    )
+    return [
+        Candidate(
+            id=r["item_id"],
+            text=f"{r['question']} {r['answer'] or ''}".strip(),
+            src=r["source_id"],
+            stratum_key=r["method"],
+        )
+        for r in rows
+    ], run
+
 
 MEMBER_TABLES = {"facts": ("selected_facts", "fact_id"), "items": ("selected_items", "item_id")}
 

@@ -10,9 +10,10 @@ import pytest
 
 from benchmark_platform.bench.selection import mmlu_pro_discipline
 from benchmark_platform.centrality.params import CentralityParams
-from benchmark_platform.centrality.scoring import score_discipline, select
+from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.centrality.signature import SignatureError, uncertainty_set
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.selection.policy import build_problem, select
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,8 @@ def test_scores_follow_appendix_b_on_real_items(scored, philosophy):
 
 def test_certified_selection_on_real_items(scored, philosophy):
     anchors, _ = philosophy
-    problem = scored.problem
+    problem = build_problem(scored.items, scored.pairs, anchors, CentralityParams().tau_dup)
+    assert len(problem.conflicts) == scored.counts["duplicate_pairs"]  # centrality counts the pairs the bound uses
     result = select(problem, CentralityParams(mip_max_candidates=0))
     assert len(result.selected_ids) == anchors.k_total
     assert problem.violations(np.array(result.selected)) == []
@@ -75,12 +77,12 @@ def test_certified_selection_on_real_items(scored, philosophy):
 def test_empty_bank_or_no_anchors_goes_to_manual_review(philosophy, embed):
     anchors, candidates = philosophy
     strict = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_ref=1.0), embed)
-    assert strict.problem is None and "empty reference bank" in strict.manual_review
+    assert strict.pairs.is_empty() and "empty reference bank" in strict.manual_review
     nothing_passes = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed)
-    assert nothing_passes.problem is None and "empty shortlist" in nothing_passes.manual_review
+    assert "empty shortlist" in nothing_passes.manual_review
     assert not nothing_passes.items.is_empty()  # the scores are still recorded
     bare = score_discipline(candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed)
-    assert bare.problem is None and "A_d is empty" in bare.manual_review
+    assert bare.items.is_empty() and "A_d is empty" in bare.manual_review
 
 
 def test_unmapped_stratum_key_names_the_candidate(philosophy, embed):

@@ -7,10 +7,11 @@ import json
 import dagster as dg
 import pytest
 
-from benchmark_platform.cli.run import SUMMARY_TABLES, materialize_all, summary
+from benchmark_platform.cli.run import SUMMARY_TABLES, summary
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.llm.resources import LLMGatewayResource
+from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.spec import load_spec

@@ -20,9 +20,9 @@ import polars as pl
 import pytest
 
 from benchmark_platform.cli.main import main as cli
-from benchmark_platform.cli.run import materialize_all
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory, ReleaseKey
 from benchmark_platform.defs.release.rebuild import rebuild_release
 from benchmark_platform.release.bundle import (

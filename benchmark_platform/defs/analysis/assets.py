@@ -6,12 +6,10 @@ import hashlib
 
 import dagster as dg
 
-from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
 from benchmark_platform.analysis.report import markdown_table
-from benchmark_platform.analysis.run import OVERALL, analyse
+from benchmark_platform.analysis.run import OVERALL
+from benchmark_platform.analysis.stage import NoAnswersError, analyse_spec
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
-from benchmark_platform.evaluation.results import RESULT_COLUMNS
-from benchmark_platform.evaluation.runners import telemetry_summary
 from benchmark_platform.spec import BenchmarkSpec
 
 SHOWN = (
@@ -33,7 +31,6 @@ def _b64(png: bytes) -> str:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    generator_families = {m.name: m.family for m in getattr(spec, "models", [])}  # the gateway's model configs
     settings = hashlib.sha256(spec.analysis.model_dump_json().encode()).hexdigest()[:12]
 
     @dg.asset(
@@ -46,18 +43,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         "closed-book slices, cost frontier, parameter scaling, and plots.",
     )
     def analysis(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        db = database.db
-        answers = load_answers(db, spec.name)
-        if answers.is_empty():
-            raise dg.Failure(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
-        items = load_item_attributes(db, spec.name, spec.leaves, generator_families, spec.analysis.closed_book_verdict)
-        configs = load_configs(db, spec.name, answers)
-        context.log.info(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")
-        report = analyse(answers.select(RESULT_COLUMNS), items, configs, spec.analysis, seed=spec.seed)
-        # latencies stay in the evaluation's metadata: a rerun from the cache answers at once, and the stored
-        # analyses (and so the release) must not change with it
-        report.tables["telemetry"] = telemetry_summary(answers).drop("latency_p50_s", "latency_p95_s")
-        counts = store_analysis(db, spec.name, report)
+        try:
+            done = analyse_spec(database.db, spec, context.log.info)
+        except NoAnswersError as exc:
+            raise dg.Failure(str(exc)) from exc
+        report, counts = done.report, done.stored
         board = report.accuracy.filter(grouping=OVERALL).sort("rank").drop("grouping", "group_value")
         metadata = {
             **counts_metadata(**counts),

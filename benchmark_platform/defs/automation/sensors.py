@@ -23,10 +23,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from benchmark_platform.automation.persist import record_leaf
 from benchmark_platform.defs.automation.requests import partition_run_requests
 from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec, load_spec
-from benchmark_platform.store import insert_rows
 
 
 def spec_file(spec: BenchmarkSpec) -> Path:
@@ -46,14 +46,7 @@ def taxonomy_automation(spec: BenchmarkSpec) -> tuple[dg.JobDefinition, dg.Senso
         paths = dict(load_spec(spec_file(spec)).leaves)
         if leaf not in paths:
             raise dg.Failure(f"{spec_file(spec)}: taxonomy has no leaf {leaf!r} any more")
-        with database.db.transaction() as conn:
-            insert_rows(
-                conn,
-                "disciplines",
-                ("spec", "discipline", "path"),
-                [(spec.name, leaf, list(paths[leaf]))],
-                on_conflict="ON CONFLICT (spec, discipline) DO UPDATE SET path = EXCLUDED.path",
-            )
+        record_leaf(database.db, spec.name, leaf, paths[leaf])
         context.log.info(f"{spec.name}: leaf {leaf} registered at {' > '.join(paths[leaf])}")
 
     @dg.job(

@@ -4,7 +4,6 @@
 The slate runs through the LLM gateway resource (`llm`, defs/llm): each partition's slate is one gateway session.
 """
 
-import asyncio
 import hashlib
 import json
 
@@ -14,31 +13,13 @@ import polars as pl
 from benchmark_platform.analysis.accuracy import leaderboard
 from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.report import markdown_table
-from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
+from benchmark_platform.defs.common import MODEL_TAG, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.evaluation.answering import AnswerProtocol
-from benchmark_platform.evaluation.config import SlateEntry
-from benchmark_platform.evaluation.gateway import GatewaySlate
-from benchmark_platform.evaluation.importers import read_results_import
-from benchmark_platform.evaluation.items import EvalItem
-from benchmark_platform.evaluation.persist import (
-    EvaluationRun,
-    load_eval_items,
-    spec_item_disciplines,
-    store_runs,
-    stored_models,
-)
-from benchmark_platform.evaluation.runners import (
-    ModelSlate,
-    evaluate_by_likelihood,
-    evaluate_generative,
-    random_baseline,
-    telemetry_summary,
-)
-from benchmark_platform.llm.gateway import GatewayTotals
+from benchmark_platform.evaluation.persist import EvaluationRun
+from benchmark_platform.evaluation.run import ResultsImportError, evaluate_discipline
+from benchmark_platform.evaluation.runners import telemetry_summary
 from benchmark_platform.spec import BenchmarkSpec
-
-BASELINE = "random-baseline"
 
 
 def _code_version(spec: BenchmarkSpec) -> str:
@@ -70,87 +51,38 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         "five-stop single-letter protocol), with tokens, latency and cost per answer.",
     )
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        database: DatabaseResource = context.resources.database
-        discipline, db = context.partition_key, database.db
-        items = load_eval_items(db, spec.name, discipline)
-        if not items:  # a discipline whose sources yielded no item: nothing to evaluate, nothing stale kept
-            store_runs(db, spec.name, discipline, [])
+        discipline = context.partition_key
+        try:
+            done = evaluate_discipline(
+                context.resources.database.db,
+                spec,
+                discipline,
+                gateway_sessions(context, spec.llm),
+                context.run.tags.get(MODEL_TAG),  # set by the new-model sensor
+            )
+        except ResultsImportError as exc:
+            raise dg.Failure(str(exc)) from exc
+        items, runs = done.items, done.runs
+        if not items:
             context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
             return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
-        # a run the new-model sensor started (tag MODEL_TAG) evaluates that slate entry only and keeps the others'
-        # stored runs, unless the partition has no baseline yet (then everything runs)
-        added = context.run.tags.get(MODEL_TAG)
-        entries = [e for e in slate if e.model == added]
-        if entries and BASELINE in stored_models(db, spec.name, discipline):
-            runs, totals = asyncio.run(_slate_runs(spec, entries, items, context.resources.llm, context.run.run_id))
-            stored = store_runs(db, spec.name, discipline, runs, only_these=True)
-            context.log.info(f"{discipline}: {len(items)} items, new model {added}: {stored[added]} answers")
+        if done.only_model is not None:
+            added = done.only_model
+            context.log.info(f"{discipline}: {len(items)} items, new model {added}: {done.stored[added]} answers")
             return dg.MaterializeResult(
                 metadata={
-                    **counts_metadata(items=len(items), answers=stored[added]),
-                    **llm_metadata(totals),
+                    **counts_metadata(items=len(items), answers=done.stored[added]),
+                    **llm_metadata(done.gateway_totals),
                     "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
                     "telemetry per configuration": dg.MetadataValue.md(
                         markdown_table(telemetry_summary(runs[0].answers), digits=4)
                     ),
                 }
             )
-        k = spec.evaluation.random_baseline_samples
-        runs = [
-            EvaluationRun(
-                BASELINE,
-                "baseline",
-                {"k": k, "seed": spec.seed},
-                random_baseline(items, seed=spec.seed, k=k, model=BASELINE),
-            )
-        ]
-        runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
-        gateway_totals = {}
-        if slate:
-            slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm, context.run.run_id))
-            runs += slate_runs
-            gateway_totals = llm_metadata(totals)
-        stored = store_runs(db, spec.name, discipline, runs)
-        context.log.info(f"{discipline}: {len(items)} items, answers per configuration {stored}")
-        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | gateway_totals)
+        context.log.info(f"{discipline}: {len(items)} items, answers per configuration {done.stored}")
+        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | llm_metadata(done.gateway_totals))
 
     return dg.Definitions(assets=[evaluation_answers])
-
-
-async def _slate_runs(
-    spec: BenchmarkSpec, entries: list[SlateEntry], items: list[EvalItem], llm: LLMGatewayResource, run_id: str
-) -> tuple[list[EvaluationRun], GatewayTotals]:
-    runs = []
-    async with llm.open(spec.models, spec.llm, run_id) as gateway:
-        slate: ModelSlate = GatewaySlate(gateway)
-        for entry in entries:
-            if entry.scoring == "likelihood":
-                answers = await evaluate_by_likelihood(items, model=entry.model, slate=slate)
-            else:
-                answers = await evaluate_generative(
-                    items, model=entry.model, slate=slate, k=entry.k, logit_bias=entry.logit_bias
-                )
-            settings = entry.model_dump(mode="json") | {"family": slate.family(entry.model)}
-            runs.append(EvaluationRun(entry.model, "model", settings, answers))
-    return runs, gateway.totals
-
-
-def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) -> list[EvaluationRun]:
-    """Each import's answers on this discipline's items; a file naming items the spec lacks is an error."""
-    runs = []
-    for entry in spec.evaluation.imports:
-        frame = read_results_import(entry, spec.directory)
-        unknown = frame.filter(~pl.col("item_id").is_in(list(known)))
-        if unknown.height:
-            raise dg.Failure(
-                f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
-                f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}"
-            )
-        mine = [i for i, d in known.items() if d == discipline]
-        frame = frame.filter(pl.col("item_id").is_in(mine)).with_columns(discipline=pl.lit(discipline))
-        for (model,), answers in frame.group_by("model", maintain_order=True):
-            runs.append(EvaluationRun(model, "imported", entry.model_dump(mode="json"), answers))
-    return runs
 
 
 def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> dict[str, dg.MetadataValue]:

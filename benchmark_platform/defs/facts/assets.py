@@ -3,7 +3,6 @@ near-duplicates removed and a quality report (facts)."""
 
 import hashlib
 import time
-from collections.abc import Sequence
 
 import dagster as dg
 
@@ -16,16 +15,7 @@ from benchmark_platform.defs.common import (
     source_partitions,
 )
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, llm_metadata
-from benchmark_platform.facts.build import extract, quality_report, select
-from benchmark_platform.facts.gazetteer import Gazetteer
-from benchmark_platform.facts.persist import (
-    load_candidates,
-    load_documents,
-    load_rejections,
-    store_extraction,
-    store_facts,
-)
-from benchmark_platform.llm.gateway import ChatRequest, GatewayTotals
+from benchmark_platform.facts.run import build_facts, extract_source
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -40,7 +30,6 @@ def _code_version(spec: BenchmarkSpec, stage: str) -> str:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
-    tiers = {source.id: source.tier for source in spec.sources}
     # the spec's validators checked that the sources and the model named here exist
     paraphrase_model = next((m for m in spec.models if m.name == spec.facts.paraphrase_model), None)
     candidates_key = key(spec, "fact_candidates")
@@ -58,7 +47,6 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def fact_candidates(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         source_id = context.partition_key
-        documents = load_documents(database.db, [source_id])
         started = time.perf_counter()
 
         def progress(done: int, total: int) -> None:
@@ -68,31 +56,24 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 f"({done / elapsed:.1f}/s, ETA {elapsed / done * (total - done):.0f} s)"
             )
 
-        extraction = extract(documents, spec.facts, spec.directory, progress=progress)
-        seconds = time.perf_counter() - started
-        store_extraction(database.db, spec.name, source_id, extraction)
-        by_stage: dict[str, int] = {}
-        for rejection in extraction.rejections:
-            by_stage[rejection.stage] = by_stage.get(rejection.stage, 0) + 1
-        by_discipline: dict[str, int] = {}
-        for candidate in extraction.candidates:
-            by_discipline[candidate.discipline] = by_discipline.get(candidate.discipline, 0) + 1
+        done = extract_source(database.db, spec, source_id, progress)
+        extraction, seconds = done.extraction, done.seconds
         context.log.info(
-            f"{source_id}: {len(documents)} documents, {extraction.sentences} sentences, "
+            f"{source_id}: {done.documents} documents, {extraction.sentences} sentences, "
             f"{len(extraction.candidates)} candidates, {len(extraction.rejections)} rejected "
             f"in {seconds:.1f} s"
         )
         return dg.MaterializeResult(
             metadata={
                 **counts_metadata(
-                    documents=len(documents),
+                    documents=done.documents,
                     sentences=extraction.sentences,
                     sentences_per_s=round(extraction.sentences / seconds, 1) if seconds else 0.0,
                     candidates=len(extraction.candidates),
                     rejected=len(extraction.rejections),
                 ),
-                "rejected by stage": dg.MetadataValue.json(by_stage),
-                "candidates by discipline": dg.MetadataValue.json(by_discipline),
+                "rejected by stage": dg.MetadataValue.json(done.rejected_by_stage()),
+                "candidates by discipline": dg.MetadataValue.json(done.candidates_by_discipline()),
             }
         )
 
@@ -112,40 +93,26 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         llm: LLMGatewayResource,
     ) -> dg.MaterializeResult:
         discipline = context.partition_key
-        candidates = load_candidates(database.db, spec.name, discipline)
-        totals: list[GatewayTotals] = []
-
-        def paraphraser(prompts: Sequence[str]) -> list[str | None]:
-            """The gateway as the paraphrase step sees it: one user message per fact, cached by request hash."""
-            requests = [
-                ChatRequest(model=paraphrase_model.name, messages=[{"role": "user", "content": p}], seed=spec.seed)
-                for p in prompts
-            ]
-            results, run_totals = llm.run([paraphrase_model], requests, settings=spec.llm, run_id=context.run.run_id)
-            totals.append(run_totals)
-            return [r.text if r.ok else None for r in results]
-
-        fact_set = select(
-            candidates,
-            spec.facts,
+        built = build_facts(
+            database.db,
+            spec,
+            discipline,
             embedder.embedder.encode,
-            tiers,
-            paraphraser if paraphrase_model else None,
-            Gazetteer.from_config(spec.facts, spec.directory) if paraphrase_model else None,
+            paraphrase_model,
+            lambda models, requests: llm.run(models, requests, settings=spec.llm, run_id=context.run.run_id),
         )
-        report = quality_report(discipline, fact_set, load_rejections(database.db, spec.name, discipline), tiers)
-        counts = store_facts(database.db, spec.name, discipline, fact_set, report)
+        fact_set, counts, totals = built.fact_set, built.counts, built.gateway_totals
         context.log.info(
-            f"{discipline}: {counts['facts']} facts from {len(candidates)} candidates, "
+            f"{discipline}: {counts['facts']} facts from {built.candidates} candidates, "
             f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}"
         )
         return dg.MaterializeResult(
             metadata={
-                **counts_metadata(candidates=len(candidates), **counts, guarded_pairs=fact_set.guarded_pairs),
+                **counts_metadata(candidates=built.candidates, **counts, guarded_pairs=fact_set.guarded_pairs),
                 "text mode": fact_set.text_mode,
                 "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
                 "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
-                "quality report": dg.MetadataValue.md(_report_markdown(report)),
+                "quality report": dg.MetadataValue.md(_report_markdown(built.report)),
                 **(llm_metadata(totals[0]) if totals else {}),
             }
         )

@@ -5,17 +5,15 @@ pseudo-MCQs built from facts, and distractor mining as a cloze. Generators and g
 `models`; the asset then calls them through the `llm` resource (the LLM gateway) and queues on a provider's pool.
 """
 
-import asyncio
 import hashlib
 import json
 
 import dagster as dg
 
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm import busiest_pool, llm_metadata
-from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
+from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.generation.plan import expected_calls
-from benchmark_platform.generation.run import GenerationResult, generate
+from benchmark_platform.generation.stage import generate_discipline
 from benchmark_platform.generation.strategies import PROMPTS_DIR
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -50,38 +48,19 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         "closed-book gate result.",
     )
     def items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        discipline, db = context.partition_key, context.resources.database.db
-        selected = load_selected(db, spec.name, discipline)
-        pool = load_pool(db, spec.name, discipline)
-        audited = audit_pass_rates(db, spec.name)
-        embedder = context.resources.embedder.embedder
-        ordinal = spec.discipline_keys.index(discipline)
-
-        async def run() -> tuple[GenerationResult, dict]:
-            if not models:
-                return await generate(
-                    spec.name, spec.seed, discipline, config, selected, pool, audited, embedder, ordinal=ordinal
-                ), {}
-            async with context.resources.llm.open(models, spec.llm, context.run.run_id) as gateway:
-                result = await generate(
-                    spec.name,
-                    spec.seed,
-                    discipline,
-                    config,
-                    selected,
-                    pool,
-                    audited,
-                    embedder,
-                    gateway,
-                    ordinal=ordinal,
-                )
-            return result, llm_metadata(gateway.totals)
-
-        result, llm_totals = asyncio.run(run())
-        counts = store_items(db, spec.name, discipline, result.items, result.reserve)
+        discipline = context.partition_key
+        done = generate_discipline(
+            context.resources.database.db,
+            spec,
+            discipline,
+            context.resources.embedder.embedder,
+            models,
+            gateway_sessions(context, spec.llm),
+        )
+        result, counts, selected = done.result, done.stored, done.selected_facts
         by = result.tally
         context.log.info(
-            f"{discipline}: {len(result.items)} items ({by('strategy')}) from {len(selected)} selected "
+            f"{discipline}: {len(result.items)} items ({by('strategy')}) from {selected} selected "
             f"facts; reserve {len(result.reserve)}; unfilled {dict(result.unfilled)}; "
             f"invalid {dict(result.invalid)}"
         )
@@ -89,8 +68,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             context.log.warning(f"{discipline}: LLM pseudo-MCQ rejected: {reason}")
         return dg.MaterializeResult(
             metadata={
-                **counts_metadata(**{**result.counts(), **counts}, selected_facts=len(selected)),
-                **llm_totals,
+                **counts_metadata(**{**result.counts(), **counts}, selected_facts=selected),
+                **llm_metadata(done.gateway_totals),
                 "per_strategy": dg.MetadataValue.json(by("strategy")),
                 "per_generator": dg.MetadataValue.json(by("generator")),
                 "strategy_quota": dg.MetadataValue.json(

@@ -5,11 +5,17 @@ from __future__ import annotations
 import dagster as dg
 
 from benchmark_platform.defs.common import DatabaseResource
-from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata, provider_pools
+from benchmark_platform.defs.llm.resources import (
+    LLMGatewayResource,
+    busiest_pool,
+    gateway_sessions,
+    llm_metadata,
+    provider_pools,
+)
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
-__all__ = ["LLMGatewayResource", "build_defs", "busiest_pool", "llm_metadata", "provider_pools"]
+__all__ = ["LLMGatewayResource", "build_defs", "busiest_pool", "gateway_sessions", "llm_metadata", "provider_pools"]
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, pool_name
 from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
+from benchmark_platform.llm.session import OpenGateway
 
 
 class LLMGatewayResource(dg.ConfigurableResource):
@@ -100,8 +101,15 @@ class LLMGatewayResource(dg.ConfigurableResource):
             return runner.run(main())
 
 
-def llm_metadata(totals: GatewayTotals) -> dict[str, Any]:
-    """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)`."""
+def gateway_sessions(context: dg.AssetExecutionContext, settings: GatewaySettings) -> OpenGateway:
+    """Sessions of the `llm` resource for this run, as the stages' run modules take them."""
+    return lambda models: context.resources.llm.open(models, settings, context.run.run_id)
+
+
+def llm_metadata(totals: GatewayTotals | None) -> dict[str, Any]:
+    """Calls, cache hits and misses, tokens, cost and latency for `MaterializeResult(metadata=...)` (none: no call)."""
+    if totals is None:
+        return {}
     values = totals.as_dict()
     return {
         **counts_metadata(**{k: v for k, v in values.items() if not isinstance(v, bool)}),

@@ -19,6 +19,7 @@ import dagster as dg
 from pydantic import ValidationError
 
 from benchmark_platform.defs.release.assets import ReleaseDirectory
+from benchmark_platform.llm.cache import cached_responses
 from benchmark_platform.release.bundle import compare_files, read_manifest, verify_release
 from benchmark_platform.release.tables import record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
@@ -56,8 +57,8 @@ def rebuild_release(
     directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any], log: Callable[[str], None] = print
 ) -> RebuildReport:
     """Re-materialise everything the release at `directory` was built from and compare the new files with it."""
-    from benchmark_platform.cli.run import materialize_all  # the CLI's one way of running the whole graph
     from benchmark_platform.defs import build_definitions
+    from benchmark_platform.defs.pipeline import materialize_all  # the one way of running the whole graph
 
     problems = verify_release(directory)
     if problems:
@@ -72,7 +73,7 @@ def rebuild_release(
     recorded = kept["provenance"]["assets"]
     current = {
         a.key.to_user_string(): a.code_versions_by_key.get(a.key)
-        for a in build_definitions(spec).assets
+        for a in build_definitions(spec).assets or []
         if isinstance(a, dg.AssetsDefinition)
     }
     report = RebuildReport(directory, len(kept["files"]))
@@ -104,4 +105,4 @@ def rebuild_release(
 
 
 def _cached_calls(db: Database | None) -> int:
-    return db.scalar("SELECT count(*) FROM llm_call_cache") if db is not None else 0
+    return cached_responses(db) if db is not None else 0

@@ -1,22 +1,17 @@
 """Selection (KINA 3.1, Prop. 1, App. B): certified constrained greedy maximising F_d^sp, from one implementation
 before generation (selected_facts: topic pre-approval) and after audit (selected_items)."""
 
-import dataclasses
 import hashlib
+from typing import Any
 
 import dagster as dg
 
-from benchmark_platform.anchors import load_anchor_set
-from benchmark_platform.anchors.io import MAIN_FILE
-from benchmark_platform.anchors.persist import record_import
-from benchmark_platform.centrality.persist import audited_item_candidates, read_scores
-from benchmark_platform.centrality.scoring import build_problem, select
-from benchmark_platform.defs.centrality.assets import score_pool, scoring_version, signature_model
+from benchmark_platform.centrality.run import scoring_version, signature_model
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
-from benchmark_platform.defs.llm.resources import busiest_pool
+from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.selection.persist import write_selection
 from benchmark_platform.selection.problem import SelectionResult
+from benchmark_platform.selection.run import select_facts, select_items
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -35,8 +30,7 @@ def _certificate(result: SelectionResult) -> dict[str, dg.MetadataValue]:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources:
         return dg.Definitions()
-    params = spec.selection.centrality
-    params_version = hashlib.sha256(params.model_dump_json().encode()).hexdigest()[:12]
+    params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()
     model = signature_model(spec)
 
@@ -52,28 +46,16 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def selected_facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         discipline = context.partition_key
-        db = database.db
-        folder = spec.anchors_dir / discipline
-        run = db.query(
-            "SELECT manual_review FROM centrality_runs WHERE spec = %s AND discipline = %s", (spec.name, discipline)
-        )
-        if not (folder / MAIN_FILE).is_file() or not run or run[0]["manual_review"]:
-            reason = run[0]["manual_review"] if run and run[0]["manual_review"] else "no anchor files"
-            k_total = load_anchor_set(folder).k_total if (folder / MAIN_FILE).is_file() else 0
-            write_selection(db, spec.name, discipline, "facts", max(k_total, 1), None, None, manual_review=reason)
-            context.log.warning(f"{discipline}: manual review ({reason}); no automatic selection")
-            return dg.MaterializeResult(metadata={"manual_review": reason, "selected": 0})
-        anchor_set = load_anchor_set(folder)
-        import_id, _ = record_import(db, spec.name, anchor_set)
-        items, pairs = read_scores(db, spec.name, discipline)
-        problem = build_problem(items, pairs, anchor_set, params)
-        result = select(problem, params)  # InfeasibleSelectionError names the stratum; nothing is written then
-        write_selection(db, spec.name, discipline, "facts", anchor_set.k_total, import_id, result)
+        outcome = select_facts(database.db, spec, discipline)
+        if outcome.result is None:
+            context.log.warning(f"{discipline}: manual review ({outcome.manual_review}); no automatic selection")
+            return dg.MaterializeResult(metadata={"manual_review": outcome.manual_review, "selected": 0})
+        result = outcome.result
         context.log.info(
-            f"{discipline}: {len(result.selected_ids)} of {problem.n} shortlisted facts, "
+            f"{discipline}: {len(result.selected_ids)} of {outcome.shortlisted} shortlisted facts, "
             f"F={result.objective:.4f}, certified ratio {result.certified_ratio:.4f}"
         )
-        return dg.MaterializeResult(metadata={**_certificate(result), "shortlisted": problem.n})
+        return dg.MaterializeResult(metadata={**_certificate(result), "shortlisted": outcome.shortlisted})
 
     @dg.asset(
         key=key(spec, "selected_items"),
@@ -90,59 +72,44 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def selected_items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
-        db = context.resources.database.db
-        folder = spec.anchors_dir / discipline
-
-        def manual(
-            reason: str, k_total: int, import_id: int | None = None, extra: dict | None = None
-        ) -> dg.MaterializeResult:
-            write_selection(db, spec.name, discipline, "items", max(k_total, 1), import_id, None, manual_review=reason)
-            context.log.warning(f"{discipline}: manual review ({reason}); no automatic item selection")
-            return dg.MaterializeResult(metadata={"manual_review": reason, "selected": 0, **(extra or {})})
-
-        if not (folder / MAIN_FILE).is_file():
-            return manual("no anchor files", 0)
-        anchor_set = load_anchor_set(folder)
-        import_id, _ = record_import(db, spec.name, anchor_set)
-        candidates, audit_run = audited_item_candidates(db, spec.name, discipline)
-        if audit_run is None:
-            return manual("no audit run: items are selected after audit", anchor_set.k_total, import_id)
-        context.log.info(
-            f"{discipline}: scoring {len(candidates)} audited items (audit run {audit_run}) against "
-            f"{len(anchor_set.anchor_items)} anchors"
+        outcome = select_items(
+            context.resources.database.db,
+            spec,
+            discipline,
+            embedder,
+            gateway_sessions(context, spec.llm),
+            context.log.info,
         )
-        # The item scores are not stored: centrality_* hold the fact pool's run (one per partition); the selection
-        # and its certificate are, in selections (target 'items') and selected_items.
-        scored, signature_metadata = score_pool(context, spec, candidates, anchor_set, embedder)
-        counts = counts_metadata(
-            **{f"scored_{k}": v for k, v in scored.counts.items()}, audit_run_id=audit_run, k_total=anchor_set.k_total
-        )
-        if scored.manual_review or scored.problem is None:
-            return manual(
-                scored.manual_review or "no selection problem",
-                anchor_set.k_total,
-                import_id,
-                {**counts, **signature_metadata},
+        counts: dict[str, dg.MetadataValue] = {}
+        signature: dict[str, Any] = {}
+        if outcome.scored is not None:
+            counts = counts_metadata(
+                **{f"scored_{k}": v for k, v in outcome.scored.result.counts.items()},
+                audit_run_id=outcome.audit_run_id or 0,
+                k_total=outcome.k_total,
             )
-        # K for items: the anchors' K_d, capped by what the surviving shortlist allows. Generation made the pool
-        # from the K_d pre-approved facts and the audit dropped some, so it may hold fewer than K_d selectable
-        # items; the cap (upper quotas and duplicate bound, `attainable_size`) keeps every one that fits rather
-        # than failing. Lower quotas are not relaxed: a stratum the audit left short still stops with its name.
-        problem = dataclasses.replace(scored.problem, k=min(anchor_set.k_total, scored.problem.attainable_size()))
-        result = select(problem, params)  # InfeasibleSelectionError names the stratum; nothing is written then
-        write_selection(db, spec.name, discipline, "items", problem.k, import_id, result)
+            signature = {
+                "signature_source": outcome.scored.signature_source,
+                **llm_metadata(outcome.scored.gateway_totals),
+            }
+        if outcome.result is None:
+            context.log.warning(f"{discipline}: manual review ({outcome.manual_review}); no automatic item selection")
+            return dg.MaterializeResult(
+                metadata={"manual_review": outcome.manual_review, "selected": 0, **counts, **signature}
+            )
+        result = outcome.result
         context.log.info(
-            f"{discipline}: {len(result.selected_ids)} of {problem.n} shortlisted items (K={problem.k}, "
-            f"K_d={anchor_set.k_total}), F={result.objective:.4f}, certified ratio "
+            f"{discipline}: {len(result.selected_ids)} of {outcome.shortlisted} shortlisted items (K={outcome.k}, "
+            f"K_d={outcome.k_total}), F={result.objective:.4f}, certified ratio "
             f"{result.certified_ratio:.4f}"
         )
         return dg.MaterializeResult(
             metadata={
                 **_certificate(result),
                 **counts,
-                **counts_metadata(k=problem.k, shortlisted=problem.n),
-                "fallback_signatures_used": scored.fallback_used,
-                **signature_metadata,
+                **counts_metadata(k=outcome.k, shortlisted=outcome.shortlisted),
+                "fallback_signatures_used": outcome.scored is not None and outcome.scored.result.fallback_used,
+                **signature,
             }
         )
 

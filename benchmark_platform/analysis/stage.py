@@ -1,0 +1,40 @@
+"""The analysis stage (unpartitioned): every statistic of the spec's stored evaluation answers (run.py's `analyse`),
+stored in PostgreSQL in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
+from benchmark_platform.analysis.run import AnalysisReport, analyse
+from benchmark_platform.evaluation.results import RESULT_COLUMNS
+from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database
+
+
+class NoAnswersError(LookupError):
+    """Nothing to analyse: the spec has no stored evaluation answers."""
+
+
+@dataclass(frozen=True)
+class SpecAnalysis:
+    report: AnalysisReport
+    stored: dict[str, int]  # rows per analysis table
+
+
+def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) -> SpecAnalysis:
+    """Replace the spec's analyses with those of its stored answers."""
+    answers = load_answers(db, spec.name)
+    if answers.is_empty():
+        raise NoAnswersError(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
+    generator_families = {m.name: m.family for m in spec.models}  # the gateway's model configs
+    items = load_item_attributes(db, spec.name, spec.leaves, generator_families, spec.analysis.closed_book_verdict)
+    configs = load_configs(db, spec.name, answers)
+    log(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")
+    report = analyse(answers.select(RESULT_COLUMNS), items, configs, spec.analysis, seed=spec.seed)
+    # latencies stay in the evaluation's metadata: a rerun from the cache answers at once, and the stored
+    # analyses (and so the release) must not change with it
+    report.tables["telemetry"] = telemetry_summary(answers).drop("latency_p50_s", "latency_p95_s")
+    return SpecAnalysis(report, store_analysis(db, spec.name, report))

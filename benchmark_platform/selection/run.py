@@ -1,0 +1,138 @@
+"""The selection stage for one partition: topic pre-approval of facts (before generation) and the choice of items
+(after audit), each with the manual-review policy. The assets call these with the partition and resources.
+
+Facts are chosen from the stored centrality run; items are scored here by the same support centrality (against the
+discipline's anchors and strata) and not stored as scores: centrality_* hold the fact pool's run, one per partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from benchmark_platform.anchors import load_anchor_set
+from benchmark_platform.anchors.io import has_anchor_files
+from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.centrality.persist import read_scores, stored_review
+from benchmark_platform.centrality.run import ScoredPool, score_pool
+from benchmark_platform.embed import Embedder
+from benchmark_platform.llm.session import OpenGateway
+from benchmark_platform.selection.persist import audited_item_candidates, write_selection
+from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select
+from benchmark_platform.selection.problem import SelectionResult
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database
+
+Target = Literal["facts", "items"]
+
+
+@dataclass(frozen=True)
+class SelectionOutcome:
+    """What one partition's selection wrote: a certified set, or the reason it went to manual review."""
+
+    discipline: str
+    target: Target
+    k: int  # the size aimed at: K_d for facts, K_d capped by the surviving shortlist for items
+    k_total: int  # the anchors' K_d (0 without anchor files)
+    result: SelectionResult | None = None
+    manual_review: str | None = None
+    shortlisted: int = 0
+    audit_run_id: int | None = None
+    scored: ScoredPool | None = None  # items: the audited pool's scoring
+
+
+def _manual_review(
+    db: Database,
+    spec: BenchmarkSpec,
+    discipline: str,
+    target: Target,
+    reason: str,
+    k_total: int,
+    import_id: int | None = None,
+    audit_run_id: int | None = None,
+    scored: ScoredPool | None = None,
+) -> SelectionOutcome:
+    """Record that the partition goes to manual review (no automatic selection), replacing its stored selection."""
+    write_selection(db, spec.name, discipline, target, max(k_total, 1), import_id, None, manual_review=reason)
+    return SelectionOutcome(
+        discipline, target, max(k_total, 1), k_total, manual_review=reason, audit_run_id=audit_run_id, scored=scored
+    )
+
+
+def select_facts(db: Database, spec: BenchmarkSpec, discipline: str) -> SelectionOutcome:
+    """The K_d facts maximising F_d^sp under the quotas and the duplicate bound, from the stored centrality run.
+
+    Manual review without anchor files, without a centrality run, or when the run itself went to manual review.
+    InfeasibleSelectionError names the stratum at fault; nothing is written then.
+    """
+    params = spec.selection.centrality
+    folder = spec.anchors_dir / discipline
+    has_run, review = stored_review(db, spec.name, discipline)
+    if not has_anchor_files(folder) or not has_run or review:
+        k_total = load_anchor_set(folder).k_total if has_anchor_files(folder) else 0
+        return _manual_review(db, spec, discipline, "facts", review or "no anchor files", k_total)
+    anchor_set = load_anchor_set(folder)
+    import_id, _ = record_import(db, spec.name, anchor_set)
+    items, pairs = read_scores(db, spec.name, discipline)
+    problem = build_problem(items, pairs, anchor_set, params.tau_dup)
+    result = select(problem, params)
+    write_selection(db, spec.name, discipline, "facts", anchor_set.k_total, import_id, result)
+    return SelectionOutcome(discipline, "facts", problem.k, anchor_set.k_total, result, shortlisted=problem.n)
+
+
+def select_items(
+    db: Database,
+    spec: BenchmarkSpec,
+    discipline: str,
+    embedder: Embedder,
+    open_gateway: OpenGateway,
+    log: Callable[[str], None],
+) -> SelectionOutcome:
+    """After audit: the audited items the policy did not drop, scored by support centrality, and the K items
+    maximising F_d^sp under the quotas and the duplicate bound (K capped by `capped_to_attainable`).
+
+    Manual review without anchor files, without an audit run, or when scoring the items goes to manual review.
+    InfeasibleSelectionError names the stratum at fault; nothing is written then.
+    """
+    params = spec.selection.centrality
+    folder = spec.anchors_dir / discipline
+    if not has_anchor_files(folder):
+        return _manual_review(db, spec, discipline, "items", "no anchor files", 0)
+    anchor_set = load_anchor_set(folder)
+    import_id, _ = record_import(db, spec.name, anchor_set)
+    candidates, audit_run = audited_item_candidates(db, spec.name, discipline)
+    if audit_run is None:
+        reason = "no audit run: items are selected after audit"
+        return _manual_review(db, spec, discipline, "items", reason, anchor_set.k_total, import_id)
+    log(
+        f"{discipline}: scoring {len(candidates)} audited items (audit run {audit_run}) against "
+        f"{len(anchor_set.anchor_items)} anchors"
+    )
+    scored = score_pool(spec, candidates, anchor_set, embedder, open_gateway)
+    if scored.result.manual_review:
+        return _manual_review(
+            db,
+            spec,
+            discipline,
+            "items",
+            scored.result.manual_review,
+            anchor_set.k_total,
+            import_id,
+            audit_run_id=audit_run,
+            scored=scored,
+        )
+    problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, params.tau_dup)
+    problem = capped_to_attainable(problem, anchor_set.k_total)
+    result = select(problem, params)
+    write_selection(db, spec.name, discipline, "items", problem.k, import_id, result)
+    return SelectionOutcome(
+        discipline,
+        "items",
+        problem.k,
+        anchor_set.k_total,
+        result,
+        shortlisted=problem.n,
+        audit_run_id=audit_run,
+        scored=scored,
+    )
