@@ -57,6 +57,12 @@ class SourceBase(BaseModel):
         return bool(self.listed_urls())
 
 
+def _check_canonical_url(source: SourceBase, canonical_url: str | None) -> None:
+    """A canonical URL names the one document a single request gave."""
+    if canonical_url and len(source.listed_urls()) != 1:
+        raise ValueError(f"source {source.id}: canonical_url needs exactly one url")
+
+
 class GeoJsonSource(SourceBase):
     """GeoJSON feature collections, one document per file (ingest/adapters/geojson.py)."""
 
@@ -110,8 +116,7 @@ class PageSource(SourceBase):
 
     @model_validator(mode="after")
     def _one_canonical_url(self) -> PageSource:
-        if self.canonical_url and len(self.listed_urls()) != 1:
-            raise ValueError(f"source {self.id}: canonical_url needs exactly one url")
+        _check_canonical_url(self, self.canonical_url)
         return self
 
 
@@ -123,8 +128,7 @@ class LegalTextSource(SourceBase):
 
     @model_validator(mode="after")
     def _one_canonical_url(self) -> LegalTextSource:
-        if self.canonical_url and len(self.listed_urls()) != 1:
-            raise ValueError(f"source {self.id}: canonical_url needs exactly one url")
+        _check_canonical_url(self, self.canonical_url)
         return self
 
 
