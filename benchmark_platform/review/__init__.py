@@ -7,11 +7,12 @@ reviewers is :mod:`.web`; database access is :mod:`.repository`.
 """
 
 from benchmark_platform.review.models import Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
-from benchmark_platform.review.rubrics import RUBRICS, WeightSchedule, validated_score
+from benchmark_platform.review.rubrics import RUBRIC_SETS, RUBRICS, RubricSet, validated_score
 from benchmark_platform.review.workflow import LedgerEntry, RoundOutcome, decide, settle_round
 
 __all__ = [
     "RUBRICS",
+    "RUBRIC_SETS",
     "Decision",
     "LedgerEntry",
     "Rating",
@@ -20,7 +21,7 @@ __all__ = [
     "Reviewer",
     "RoundOutcome",
     "Verdict",
-    "WeightSchedule",
+    "RubricSet",
     "decide",
     "settle_round",
     "validated_score",

@@ -12,9 +12,8 @@ from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.models import Verdict
-from benchmark_platform.review.rubrics import RUBRICS
 
-from .conftest import spec_for
+from .conftest import APPLICABLE, spec_for
 
 
 def materialize(spec, world, name: str) -> dg.MaterializeResult:
@@ -31,7 +30,7 @@ def careful_scores(reference: dict[str, int], k: int) -> dict[str, int]:
     """A careful review: the reference, with one rubric off by one on every third item (honest noise)."""
     if k % 3:
         return dict(reference)
-    rubric = RUBRICS[k % len(RUBRICS)]
+    rubric = APPLICABLE[k % len(APPLICABLE)]
     return {**reference, rubric: reference[rubric] - 1 if reference[rubric] > 1 else 2}
 
 
@@ -54,7 +53,7 @@ def rate_open(world, careful: set[str]) -> int:
             scores = careful_scores(item["reference"], k)
             verdict, seconds = (Verdict.APPROVE if min(scores.values()) >= 4 else Verdict.REVISE), 600 + 10 * k
         else:
-            scores, verdict, seconds = {r: 5 for r in RUBRICS}, Verdict.APPROVE, 60 + k
+            scores, verdict, seconds = {r: 5 for r in APPLICABLE}, Verdict.APPROVE, 60 + k
         assert (
             repo.submit_rating(world.db, row["blind_id"], row["reviewer_id"], scores, verdict, "", seconds)
             is repo.Submit.STORED
@@ -138,3 +137,34 @@ def test_appeal_reopens_a_revised_item_for_the_same_pair(make_world):
     for p in approved[:1]:
         with pytest.raises(ValueError, match="only revised or rejected"):
             repo.file_appeal(world.db, p["item_id"], "more evidence")
+
+
+def sensor_tick(spec, world, cursor=None):
+    defs = build_defs(spec)
+    (sensor,) = defs.sensors
+    context = dg.build_sensor_context(
+        cursor=cursor, resources={"database": DatabaseResource(url=world.db.url)}, definitions=defs
+    )
+    return sensor(context)
+
+
+def test_assignment_sensor_requests_a_run_when_items_can_be_assigned(make_world):
+    world = make_world(n_items=8, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 3})
+    first = sensor_tick(spec, world)
+    (request,) = first.run_requests
+    assert request.partition_key == world.discipline and request.run_key.startswith(
+        f"review_assign:{world.discipline}:"
+    )
+    materialize(spec, world, "review_assignments")  # what the daemon does with the request
+    assert len(repo.rating_pairs(world.db, world.spec)) == 0
+    assert world.db.scalar("SELECT count(DISTINCT item_id) FROM review_assignments WHERE spec = %s", (world.spec,)) == 3
+    # both reviewers are at the WIP cap: nothing to request until they rate
+    again = sensor_tick(spec, world)
+    assert isinstance(again, dg.SkipReason) or not again.run_requests
+    overview = repo.reviewer_overview(world.db, world.spec, spec.review.policy)
+    assert [o["why_no_work"] for o in overview] == ["WIP cap reached: 3 open items (cap 3)"] * 2
+    assert repo.waiting_items(world.db, world.spec) == {world.discipline: 5}
+    rate_open(world, careful=set(world.reviewers))
+    (later,) = sensor_tick(spec, world).run_requests
+    assert later.run_key != request.run_key
