@@ -142,9 +142,7 @@ def test_appeal_reopens_a_revised_item_for_the_same_pair(make_world):
 def sensor_tick(spec, world, cursor=None):
     defs = build_defs(spec)
     (sensor,) = defs.sensors
-    context = dg.build_sensor_context(
-        cursor=cursor, resources={"database": DatabaseResource(url=world.db.url)}, definitions=defs
-    )
+    context = dg.build_sensor_context(cursor=cursor, resources={"database": DatabaseResource(url=world.db.url)})
     return sensor(context)
 
 

@@ -164,7 +164,7 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
         # 3. assignment by the sensor: its run request is what `make dev`'s daemon launches
         defs = build_defs(spec)
         resources = {"database": DatabaseResource(url=world.db.url)}
-        tick = defs.sensors[0](dg.build_sensor_context(resources=resources, definitions=defs))
+        tick = defs.sensors[0](dg.build_sensor_context(resources=resources))
         (request,) = tick.run_requests
         (asset,) = [a for a in defs.assets if a.key.path[-1] == "review_assignments"]
         assert dg.materialize([asset], partition_key=request.partition_key, resources=resources).success
@@ -189,7 +189,8 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
                 if row["item_id"] == ava_item:
                     source = browser.find_element(By.CSS_SELECTOR, "figure.source")
                     assert source.find_element(By.TAG_NAME, "mark").text == "within: North Coast"
-                    assert "name: Clear Lake" in source.text and "FeatureCollection" not in browser.page_source
+                    assert "state: CA" in source.text and "contains: Big Valley" in source.text
+                    assert "FeatureCollection" not in browser.page_source
                     link = source.find_element(By.CSS_SELECTOR, "a.provenance").get_attribute("href")
                     assert link.startswith("https://github.com/UCDavisLibrary/ava/blob/") and link.endswith(
                         "avas/clear_lake.geojson"
