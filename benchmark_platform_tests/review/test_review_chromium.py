@@ -68,6 +68,11 @@ def browser(tmp_path):
     ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # the page area itself is 1366x768 (a laptop screen), whatever room the headless window keeps for its frame
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+    )
     driver.implicitly_wait(10)
     yield driver
     driver.quit()
@@ -200,8 +205,9 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
                     if name == alice:
                         pages.shot("06_review_form")
                 time.sleep(1.2)  # a reviewer reads before scoring: the page counts visible seconds
-                for rubric in APPLICABLE:
-                    browser.find_element(By.ID, f"{rubric}-4").click()
+                reference = next(i["reference"] for i in world.items if i["item_id"] == row["item_id"])
+                for rubric in APPLICABLE:  # alice reads closely (the human ratings), bob gives 4 throughout
+                    browser.find_element(By.ID, f"{rubric}-{reference[rubric] if name == alice else 4}").click()
                 browser.find_element(By.ID, f"verdict-{verdicts[k]}").click()
                 browser.find_element(By.ID, "comment").send_keys(f"{name}: statement 2 needs its source year.")
                 if name == alice and k == 0:  # a missing score that bypasses the browser's check
@@ -213,7 +219,7 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
                     error = browser.find_element(By.ID, "form-error").text
                     assert error == "Not saved: Please score Factuality."
                     pages.shot("07_review_validation")
-                    browser.find_element(By.ID, "factuality-4").click()
+                    browser.find_element(By.ID, f"factuality-{reference['factuality']}").click()
                 browser.find_element(By.ID, "submit-rating").click()
                 assert "Your rating is saved" in browser.find_element(By.ID, "saved").text
                 if name == alice and k == 0:
@@ -249,7 +255,7 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
         payouts = browser.find_element(By.ID, "payouts").text
         assert "Base wage" in payouts and "base_wage" not in browser.page_source
         (alice_row,) = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#payouts tbody tr") if alice in r.text]
-        assert "30.00 EUR" in alice_row  # three base wages of 10
+        assert alice_row.endswith("30.00 EUR 60.00 EUR 0.00 EUR 90.00 EUR")  # 3 base wages of 10, 3 bonuses of 20
         (mine,) = [r for r in browser.find_elements(By.CSS_SELECTOR, "#agreement tbody tr") if d in r.text]
         kappa = mine.find_elements(By.TAG_NAME, "td")[4].text
         assert kappa == "n/a"  # bob approved everything: a constant rater leaves kappa undefined
