@@ -166,3 +166,40 @@ def test_assignment_sensor_requests_a_run_when_items_can_be_assigned(make_world)
     rate_open(world, careful=set(world.reviewers))
     (later,) = sensor_tick(spec, world).run_requests
     assert later.run_key != request.run_key
+
+
+def test_edit_reviewer_from_the_cli_with_plain_errors(make_world, monkeypatch, capsys):
+    from benchmark_platform.cli.main import main
+
+    world = make_world(n_items=1, n_reviewers=1)
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
+    name = world.reviewers[0]
+    assert main(["review", "edit-reviewer", name, "--add-disciplines", "extra_d", "--exam", "extra_d:1:passed"]) == 0
+    assert main(["review", "edit-reviewer", name, "--level", "WSET Level 3", "--no-whitelist"]) == 0
+    (me,) = [r for r in repo.load_reviewers(world.db) if r.reviewer_id == name]
+    assert me.disciplines == {world.discipline, "extra_d"} and me.exams_passed == {world.discipline}
+    assert me.level == "WSET Level 3" and not me.whitelisted
+    assert repo.exams(world.db)[name]["extra_d"] == {1: True}
+    assert main(["review", "edit-reviewer", name, "--exam", "extra_d:3:passed"]) == 2
+    assert "--exam 'extra_d:3:passed': write DISCIPLINE:ROUND:passed" in capsys.readouterr().err
+    assert main(["review", "edit-reviewer", f"ghost-{world.spec}", "--level", "x"]) == 2
+    assert f"there is no reviewer 'ghost-{world.spec}'" in capsys.readouterr().err
+
+
+def test_items_the_audit_dropped_are_not_sent_to_review(make_world):
+    world = make_world(n_items=3, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 5})
+    dropped = world.items[0]["item_id"]
+    with world.db.transaction() as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO audit_runs (spec, discipline, inputs_hash) VALUES (%s, %s, 'h') RETURNING audit_run_id",
+            (world.spec, world.discipline),
+        )
+        run = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO audit_policy (audit_run_id, item_id, action, reason) VALUES (%s, %s, 'drop', 'B1 wrong key')",
+            (run, dropped),
+        )
+    assert repo.waiting_items(world.db, world.spec) == {world.discipline: 2}
+    plan = repo.plan_assignments(world.db, world.spec, world.discipline, spec.review.policy, spec.seed)
+    assert {a.item_id for a in plan.assignments} == {i["item_id"] for i in world.items[1:]}

@@ -273,3 +273,43 @@ def test_one_address_guessing_many_names_backs_off(world, fresh_address):
     c = client(world, login_throttle={"free_failures_per_address": 3, "first_delay_seconds": 60})
     statuses = [log_in(c, f"nobody{k}-{world.spec}", "wrong password, again").status_code for k in range(5)]
     assert statuses == [401, 401, 401, 429, 429]
+
+
+def test_oenobench_rubric_set_pass_warn_fail_with_guidance(make_world):
+    w = make_world(n_items=2, n_reviewers=2)
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(), seed=1, phase="tournament")
+    c = client(w, policy={"rubric_set": "oenobench8"})
+    log_in(c, w.reviewers[0])
+    blind = assigned(w)[w.reviewers[0]][0]["blind_id"]
+    page = c.get(f"/review/{blind}").text
+    assert "OenoBench&#39;s eight rubrics (pass / warn / fail)" in page and "Verbatim copying" in page
+    assert "escalate: a borderline or cross-discipline case for the core committee" in page  # verdicts explained
+    assert page.count('class="guidance"') == 8 and "Not applicable" not in page  # all eight fit 4-option items
+    keys = re.findall(r'name="([a-z_]+)" value="2"', page)
+    assert len(keys) == 8
+    form = {"csrf_token": CSRF.search(page).group(1), "verdict": "revise", "seconds_on_page": "5"}
+    bad = c.post(f"/review/{blind}", data={**form, **{k: "2" for k in keys}, "ambiguity": "5"})
+    assert bad.status_code == 400 and "Ambiguity must be one of 0 (fail), 1 (warn), 2 (pass), got 5" in bad.text
+    ok = c.post(f"/review/{blind}", data={**form, **{k: "2" for k in keys}, "ambiguity": "0"}, follow_redirects=False)
+    assert ok.status_code == 303
+    stored = w.db.scalar(
+        "SELECT r.scores FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s",
+        (blind,),
+    )
+    assert stored == {**{k: 2 for k in keys}, "ambiguity": 0}
+
+
+def test_a_new_reviewer_is_told_why_no_work_comes(make_world):
+    w = make_world(n_items=2, n_reviewers=0)
+    name = f"newcomer-{w.spec}"
+    repo.add_reviewer(
+        w.db, repo.Reviewer(reviewer_id=name, disciplines=frozenset({w.discipline})), "reviewer", PASSWORD
+    )
+    c = client(w)
+    log_in(c, name)
+    page = c.get("/").text
+    assert "Nothing to review right now." in page and "2</strong> items in your disciplines wait" in page
+    assert f"not eligible: both exam rounds not yet passed in {w.discipline}" in page
+    assert "Ask the review admin to record your disciplines and exam rounds." in page
+    with pytest.raises(ValueError, match="already exists; change it with"):
+        repo.add_reviewer(w.db, repo.Reviewer(reviewer_id=name, disciplines=frozenset()), "reviewer", PASSWORD)
