@@ -203,3 +203,22 @@ def test_items_the_audit_dropped_are_not_sent_to_review(make_world):
     assert repo.waiting_items(world.db, world.spec) == {world.discipline: 2}
     plan = repo.plan_assignments(world.db, world.spec, world.discipline, spec.review.policy, spec.seed)
     assert {a.item_id for a in plan.assignments} == {i["item_id"] for i in world.items[1:]}
+
+
+def test_assign_and_settle_from_the_cli_call_what_the_assets_call(make_world, monkeypatch, capsys, tmp_path):
+    import yaml
+
+    from benchmark_platform.cli.main import main
+
+    world = make_world(n_items=2, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 3}, currency="EUR")
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
+    assert main(["review", "assign", "--spec", str(path)]) == 0
+    assert capsys.readouterr().out == f"{world.discipline}: 2 items assigned\n"
+    rate_open(world, careful=set(world.reviewers))
+    assert main(["review", "settle", "--spec", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{world.discipline}: 2 items settled, ") and out.endswith(" EUR paid\n")
+    assert world.db.scalar("SELECT count(*) FROM review_ledger WHERE spec = %s AND kind = 'base'", (world.spec,)) == 4

@@ -217,7 +217,7 @@ def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
                     )
                     browser.find_element(By.ID, "submit-rating").click()
                     error = browser.find_element(By.ID, "form-error").text
-                    assert error == "Not saved: Please score Factuality."
+                    assert error == "Not saved: Please score Factuality. Your choices below are kept."
                     pages.shot("07_review_validation")
                     browser.find_element(By.ID, f"factuality-{reference['factuality']}").click()
                 browser.find_element(By.ID, "submit-rating").click()
