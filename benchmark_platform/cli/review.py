@@ -6,6 +6,10 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmark_platform.store import Database
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,16 +87,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.set_defaults(handler=_simulate)
 
 
+def _database() -> Database:
+    """The system of record, migrated: every review command works on a fresh database (the embedded one if none is
+    configured)."""
+    from benchmark_platform.store import Database, database_url, migrate
+
+    db = Database(database_url(start_embedded=True))
+    migrate(db)
+    return db
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from benchmark_platform.review.web import ReviewSite, create_app
     from benchmark_platform.spec import load_spec
-    from benchmark_platform.store import Database, database_url, migrate
 
     spec = load_spec(args.spec)
-    db = Database(database_url(start_embedded=True))
-    migrate(db)
+    db = _database()
     site = ReviewSite(spec=spec.name, seed=spec.seed, disciplines=tuple(spec.discipline_keys), config=spec.review)
     app = create_app(db, site, secure_cookies=args.secure_cookies)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
@@ -102,7 +114,6 @@ def _serve(args: argparse.Namespace) -> int:
 def _add_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.review.models import Reviewer
     from benchmark_platform.review.repository import add_reviewer
-    from benchmark_platform.store import Database, database_url
 
     password = _read_password()
     disciplines = _names(args.disciplines)
@@ -115,7 +126,7 @@ def _add_reviewer(args: argparse.Namespace) -> int:
         declared_conflicts=_names(args.conflicts),
     )
     try:
-        add_reviewer(Database(database_url()), reviewer, args.role, password)
+        add_reviewer(_database(), reviewer, args.role, password)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -136,9 +147,8 @@ def _exam(text: str) -> tuple[str, int, bool]:
 
 def _edit_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import ReviewerChange, edit_reviewer, load_reviewers
-    from benchmark_platform.store import Database, database_url
 
-    db = Database(database_url())
+    db = _database()
     try:
         exams = [_exam(text) for text in args.exam]
         current = next((r for r in load_reviewers(db) if r.reviewer_id == args.reviewer_id), None)
@@ -172,10 +182,9 @@ def _edit_reviewer(args: argparse.Namespace) -> int:
 def _assign(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import assign_partition
     from benchmark_platform.spec import load_spec
-    from benchmark_platform.store import Database, database_url
 
     spec = load_spec(args.spec)
-    db = Database(database_url())
+    db = _database()
     for d in spec.discipline_keys:
         result = assign_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase)
         reasons = sorted(set(result.unassigned.values()))
@@ -187,10 +196,9 @@ def _assign(args: argparse.Namespace) -> int:
 def _settle(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import settle_partition
     from benchmark_platform.spec import load_spec
-    from benchmark_platform.store import Database, database_url
 
     spec = load_spec(args.spec)
-    db = Database(database_url())
+    db = _database()
     for d in spec.discipline_keys:
         outcomes = settle_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed)
         total = sum(e.amount for o in outcomes for e in o.ledger)
@@ -200,10 +208,9 @@ def _settle(args: argparse.Namespace) -> int:
 
 def _appeal(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import file_appeal
-    from benchmark_platform.store import Database, database_url
 
     try:
-        handles = file_appeal(Database(database_url()), args.item_id, args.evidence)
+        handles = file_appeal(_database(), args.item_id, args.evidence)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

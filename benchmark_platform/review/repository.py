@@ -273,6 +273,8 @@ def login(
     stored = rows[0]["password_hash"] if rows else dummy_hash()
     if not (verify_password(password, stored) and rows):
         with db.transaction() as conn, conn.cursor() as cur:
+            # a day without failures forgets them (and keeps the table small when many names are tried)
+            cur.execute("DELETE FROM review_login_failures WHERE last_failure_at < now() - interval '1 day'")
             for scope, key in scopes:
                 cur.execute(
                     """INSERT INTO review_login_failures (scope, key, failures) VALUES (%s, %s, 1)

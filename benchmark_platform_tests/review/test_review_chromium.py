@@ -22,6 +22,7 @@ import yaml
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
 from benchmark_platform.review import repository as repo
+from benchmark_platform.store import Database
 
 from .conftest import APPLICABLE, PASSWORD, spec_for
 
@@ -78,6 +79,12 @@ def browser(tmp_path):
     driver.quit()
 
 
+@pytest.fixture
+def db(fresh_database) -> Database:
+    """A fresh, empty database (not migrated): the README's first command must set it up."""
+    return Database(fresh_database())
+
+
 class Pages:
     """Screenshots and document widths of every page visited."""
 
@@ -93,21 +100,20 @@ class Pages:
 
 
 @pytest.mark.slow
-def test_readme_review_section_in_chromium(make_world, browser, tmp_path):
+def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    world = make_world(n_items=3, n_reviewers=0, ava_source=True)
+    # 1. the admin account from the CLI on a fresh database (the command migrates it), then the app as its own process
+    env = {**os.environ, "BENCHMARK_PLATFORM_DATABASE_URL": db.url}
+    admin, alice, bob = "principal", "alice", "bob"
+    cli(env, "review", "add-reviewer", admin, "--role", "admin", stdin=PASSWORD + "\n")
+    world = make_world(n_items=3, n_reviewers=0, ava_source=True)  # the items a pipeline run would have written
+    d = world.discipline
     spec = spec_for(world, policy={"wip_cap": 3, "tau": 0.8}, currency="EUR")
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
-    env = {**os.environ, "BENCHMARK_PLATFORM_DATABASE_URL": world.db.url}
     pages = Pages(browser, Path(os.environ.get("REVIEW_SCREENSHOTS", tmp_path / "screens")))
-    admin, alice, bob = f"principal-{world.spec}", f"alice-{world.spec}", f"bob-{world.spec}"
-    d = world.discipline
-
-    # 1. the admin account from the CLI, then the app as its own process on loopback
-    cli(env, "review", "add-reviewer", admin, "--role", "admin", stdin=PASSWORD + "\n")
     port = free_port()
     server = subprocess.Popen(
         [str(CLI), "review", "serve", "--spec", str(spec_file), "--port", str(port)],
