@@ -161,7 +161,8 @@ def test_assignment_sensor_requests_a_run_when_items_can_be_assigned(make_world)
     again = sensor_tick(spec, world)
     assert isinstance(again, dg.SkipReason) or not again.run_requests
     overview = repo.reviewer_overview(world.db, world.spec, spec.review.policy)
-    assert [o["why_no_work"] for o in overview] == ["WIP cap reached: 3 open items (cap 3)"] * 2
+    mine = [o["why_no_work"] for o in overview if o["reviewer"].reviewer_id in world.reviewers]
+    assert mine == ["WIP cap reached: 3 open items (cap 3)"] * 2
     assert repo.waiting_items(world.db, world.spec) == {world.discipline: 5}
     rate_open(world, careful=set(world.reviewers))
     (later,) = sensor_tick(spec, world).run_requests
