@@ -6,6 +6,7 @@ item and the caller's own assignment, never the other reviewer or their rating.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -384,7 +385,7 @@ def submit_rating(
     db: Database,
     blind_id: str,
     reviewer_id: str,
-    scores: dict[str, int],
+    scores: Mapping[str, object],
     verdict: Verdict,
     comment: str,
     seconds_claimed: float,
@@ -411,13 +412,13 @@ def submit_rating(
         cur.execute("SELECT 1 FROM review_ratings WHERE assignment_id = %s", (assignment_id,))
         if cur.fetchone():
             return Submit.ALREADY_RATED
-        scores = check_rubric_scores(scores, "", rubric_set, item_format)
+        checked = check_rubric_scores(scores, "", rubric_set, item_format)
         seconds = max(0.0, min(float(seconds_claimed), float(elapsed or 0.0)))
         cur.execute(
             "INSERT INTO review_ratings (assignment_id, scores, verdict, comment, seconds_on_page) VALUES (%s, %s, %s, %s, %s)",
-            (assignment_id, as_json(scores), verdict.value, comment, seconds),
+            (assignment_id, as_json(checked), verdict.value, comment, seconds),
         )
-        labels = [*((k, float(v)) for k, v in scores.items()), ("approve", float(verdict is Verdict.APPROVE))]
+        labels = [*((k, float(v)) for k, v in checked.items()), ("approve", float(verdict is Verdict.APPROVE))]
         insert_rows(
             conn,
             "gold_labels",
@@ -606,19 +607,19 @@ def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | Non
 
 
 def record_validation(
-    db: Database, item_id: str, round_: int, reference: dict[str, int], validator: str, rubric_set: str = "kina6"
+    db: Database, item_id: str, round_: int, reference: Mapping[str, object], validator: str, rubric_set: str = "kina6"
 ) -> None:
     """The principal's reference scores for an item's round, on the rubrics of ``rubric_set`` that fit its format."""
     formats = db.query("SELECT format FROM items WHERE item_id = %s", (item_id,))
     if not formats:
         raise ValueError(f"there is no item {item_id!r}")
-    reference = check_rubric_scores(reference, "", rubric_set, formats[0]["format"])
+    checked = check_rubric_scores(reference, "", rubric_set, formats[0]["format"])
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO review_validations (item_id, round, reference, validator) VALUES (%s, %s, %s, %s)
                ON CONFLICT (item_id, round) DO UPDATE SET reference = EXCLUDED.reference, validator = EXCLUDED.validator,
                                                           created_at = now()""",
-            (item_id, round_, as_json(reference), validator),
+            (item_id, round_, as_json(checked), validator),
         )
 
 

@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -68,7 +68,7 @@ class ReviewSite:
 
 
 class SecurityHeaders(BaseHTTPMiddleware):
-    async def dispatch(self, request: Request, call_next):  # noqa: ANN001 - Starlette's signature
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await call_next(request)
         response.headers.update(
             {
@@ -435,7 +435,7 @@ def _admin_action(
             round_,
             scores_from_form(form, rubrics, item_format),
             admin_id,
-            rubrics.name,  # type: ignore[arg-type]
+            rubrics.name,
         )
         return "Validation saved."
     if action == "committee":
