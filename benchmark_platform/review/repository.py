@@ -415,8 +415,9 @@ def submit_rating(
         checked = check_rubric_scores(scores, "", rubric_set, item_format)
         seconds = max(0.0, min(float(seconds_claimed), float(elapsed or 0.0)))
         cur.execute(
-            "INSERT INTO review_ratings (assignment_id, scores, verdict, comment, seconds_on_page) VALUES (%s, %s, %s, %s, %s)",
-            (assignment_id, as_json(checked), verdict.value, comment, seconds),
+            """INSERT INTO review_ratings (assignment_id, scores, verdict, comment, seconds_on_page, rubric_set)
+               VALUES (%s, %s, %s, %s, %s, %s)""",
+            (assignment_id, as_json(checked), verdict.value, comment, seconds, rubric_set),
         )
         labels = [*((k, float(v)) for k, v in checked.items()), ("approve", float(verdict is Verdict.APPROVE))]
         insert_rows(
@@ -466,15 +467,16 @@ def assign_partition(
     return result
 
 
-def _ratings(db: Database, spec: str, discipline: str) -> list[Rating]:
+def _ratings(db: Database, spec: str, discipline: str, rubric_set: str) -> list[Rating]:
+    """Both ratings of every round whose two ratings were scored on ``rubric_set``."""
     rows = db.query(
         """SELECT a.item_id, a.reviewer_id, a.round, r.scores, r.verdict, r.comment, r.seconds_on_page
            FROM review_assignments a JOIN review_ratings r USING (assignment_id)
-           WHERE a.spec = %s AND a.discipline = %s
+           WHERE a.spec = %(spec)s AND a.discipline = %(discipline)s
              AND (SELECT count(*) FROM review_assignments b JOIN review_ratings rb USING (assignment_id)
-                  WHERE b.item_id = a.item_id AND b.round = a.round) = 2
+                  WHERE b.item_id = a.item_id AND b.round = a.round AND rb.rubric_set = %(set)s) = 2
            ORDER BY a.item_id, a.round, a.reviewer_id""",
-        (spec, discipline),
+        {"spec": spec, "discipline": discipline, "set": rubric_set},
     )
     return [Rating(**r) for r in rows]
 
@@ -482,11 +484,13 @@ def _ratings(db: Database, spec: str, discipline: str) -> list[Rating]:
 def settle_partition(db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int) -> list[RoundOutcome]:
     """Settle every fully rated round of the partition: top up the audit sample, replace the partition's ledger,
     and take reviewers with too many flawed audited approvals off the whitelist; one transaction."""
-    ratings = _ratings(db, spec, discipline)
+    ratings = _ratings(db, spec, discipline, policy.rubric_set)
     mine = "item_id IN (SELECT item_id FROM items WHERE spec = %s AND discipline = %s)"
     validations = {
         (r["item_id"], r["round"]): r["reference"]
-        for r in db.query(f"SELECT * FROM review_validations WHERE {mine}", (spec, discipline))
+        for r in db.query(
+            f"SELECT * FROM review_validations WHERE {mine} AND rubric_set = %s", (spec, discipline, policy.rubric_set)
+        )
     }
     committee = {
         (r["item_id"], r["round"]): Decision(r["decision"])
@@ -616,10 +620,10 @@ def record_validation(
     checked = check_rubric_scores(reference, "", rubric_set, formats[0]["format"])
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
-            """INSERT INTO review_validations (item_id, round, reference, validator) VALUES (%s, %s, %s, %s)
+            """INSERT INTO review_validations (item_id, round, reference, validator, rubric_set) VALUES (%s, %s, %s, %s, %s)
                ON CONFLICT (item_id, round) DO UPDATE SET reference = EXCLUDED.reference, validator = EXCLUDED.validator,
-                                                          created_at = now()""",
-            (item_id, round_, as_json(checked), validator),
+                                                          rubric_set = EXCLUDED.rubric_set, created_at = now()""",
+            (item_id, round_, as_json(checked), validator, rubric_set),
         )
 
 

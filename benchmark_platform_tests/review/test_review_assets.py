@@ -219,6 +219,8 @@ def test_assign_and_settle_from_the_cli_call_what_the_assets_call(make_world, mo
     assert main(["review", "assign", "--spec", str(path)]) == 0
     assert capsys.readouterr().out == f"{world.discipline}: 2 items assigned\n"
     rate_open(world, careful=set(world.reviewers))
+    other_set = repo.ReviewPolicy(rubric_set="oenobench8")  # a spec that switched sets never mixes the two scales
+    assert repo.settle_partition(world.db, world.spec, world.discipline, other_set, spec.seed) == []
     assert main(["review", "settle", "--spec", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{world.discipline}: 2 items settled, ") and out.endswith(" EUR paid\n")
