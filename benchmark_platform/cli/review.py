@@ -1,4 +1,4 @@
-"""`benchmark-platform review serve|add-reviewer|appeal|simulate-round`: the expert review stage."""
+"""`benchmark-platform review serve|add-reviewer|edit-reviewer|assign|settle|appeal|simulate-round`: expert review."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmark_platform.store import Database
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,9 +30,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--role", choices=["reviewer", "admin"], default="reviewer")
     add.add_argument("--disciplines", default="", help="comma-separated discipline keys")
     add.add_argument("--affiliation", default="")
-    add.add_argument("--exams-passed", action="store_true", help="passed both exam rounds (KINA 4.1)")
+    add.add_argument(
+        "--exams-passed", action="store_true", help="passed both exam rounds (KINA 4.1) in each of --disciplines"
+    )
+    add.add_argument("--level", default="", help="certification, e.g. 'WSET Level 3'")
     add.add_argument("--conflicts", default="", help="comma-separated reviewer/author ids this reviewer must not meet")
     add.set_defaults(handler=_add_reviewer)
+
+    edit = commands.add_parser(
+        "edit-reviewer", help="change an account: disciplines, exam rounds, level, whitelist, conflicts, password"
+    )
+    edit.add_argument("reviewer_id")
+    edit.add_argument("--disciplines", help="comma-separated discipline keys (replaces the list)")
+    edit.add_argument("--add-disciplines", default="", help="comma-separated discipline keys to add")
+    edit.add_argument(
+        "--exam",
+        action="append",
+        default=[],
+        metavar="DISCIPLINE:ROUND:passed|failed",
+        help="record an exam result, e.g. wine_regions:1:passed (round 1 depth test, round 2 item simulation)",
+    )
+    edit.add_argument("--exams-passed", action="store_true", help="both rounds passed in every discipline it reviews")
+    edit.add_argument("--affiliation")
+    edit.add_argument("--level")
+    edit.add_argument("--conflicts", help="comma-separated reviewer/author ids (replaces the list)")
+    edit.add_argument("--role", choices=["reviewer", "admin"])
+    whitelist = edit.add_mutually_exclusive_group()
+    whitelist.add_argument("--whitelist", dest="whitelisted", action="store_true", default=None)
+    whitelist.add_argument("--no-whitelist", dest="whitelisted", action="store_false")
+    edit.add_argument("--password", action="store_true", help="set a new password, read from stdin")
+    edit.set_defaults(handler=_edit_reviewer)
+
+    assign = commands.add_parser(
+        "assign", help="assign reviewers to waiting items now (what the review assignment sensor does under make dev)"
+    )
+    assign.add_argument("--spec", default="wine", help="bundled spec name or path")
+    assign.set_defaults(handler=_assign)
+
+    settle = commands.add_parser("settle", help="settle every fully rated item: the payout ledger and audit sample")
+    settle.add_argument("--spec", default="wine", help="bundled spec name or path")
+    settle.set_defaults(handler=_settle)
 
     appeal = commands.add_parser(
         "appeal", help="an annotator's appeal: the item's two reviewers re-evaluate it in a new round"
@@ -46,17 +87,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.set_defaults(handler=_simulate)
 
 
+def _database() -> Database:
+    """The system of record, migrated: every review command works on a fresh database (the embedded one if none is
+    configured)."""
+    from benchmark_platform.store import Database, database_url, migrate
+
+    db = Database(database_url(start_embedded=True))
+    migrate(db)
+    return db
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from benchmark_platform.review.web import create_app
+    from benchmark_platform.review.web import ReviewSite, create_app
     from benchmark_platform.spec import load_spec
-    from benchmark_platform.store import Database, database_url, migrate
 
     spec = load_spec(args.spec)
-    db = Database(database_url(start_embedded=True))
-    migrate(db)
-    app = create_app(db, session_hours=spec.review.session_hours, secure_cookies=args.secure_cookies)
+    db = _database()
+    site = ReviewSite(spec=spec.name, seed=spec.seed, disciplines=tuple(spec.discipline_keys), config=spec.review)
+    app = create_app(db, site, secure_cookies=args.secure_cookies)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -64,19 +114,19 @@ def _serve(args: argparse.Namespace) -> int:
 def _add_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.review.models import Reviewer
     from benchmark_platform.review.repository import add_reviewer
-    from benchmark_platform.store import Database, database_url
 
-    password = getpass.getpass("password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+    password = _read_password()
+    disciplines = _names(args.disciplines)
     reviewer = Reviewer(
         reviewer_id=args.reviewer_id,
-        disciplines=_names(args.disciplines),
+        disciplines=disciplines,
+        exams_passed=disciplines if args.exams_passed else frozenset(),
         affiliation=args.affiliation,
-        exam_round1_passed=args.exams_passed,
-        exam_round2_passed=args.exams_passed,
+        level=args.level,
         declared_conflicts=_names(args.conflicts),
     )
     try:
-        add_reviewer(Database(database_url()), reviewer, args.role, password)
+        add_reviewer(_database(), reviewer, args.role, password)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -84,12 +134,83 @@ def _add_reviewer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_password() -> str:
+    return getpass.getpass("password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+
+
+def _exam(text: str) -> tuple[str, int, bool]:
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or parts[1] not in ("1", "2") or parts[2] not in ("passed", "failed"):
+        raise ValueError(f"--exam {text!r}: write DISCIPLINE:ROUND:passed or DISCIPLINE:ROUND:failed, ROUND 1 or 2")
+    return parts[0], int(parts[1]), parts[2] == "passed"
+
+
+def _edit_reviewer(args: argparse.Namespace) -> int:
+    from benchmark_platform.review.repository import ReviewerChange, edit_reviewer, load_reviewers
+
+    db = _database()
+    try:
+        exams = [_exam(text) for text in args.exam]
+        current = next((r for r in load_reviewers(db) if r.reviewer_id == args.reviewer_id), None)
+        disciplines = _names(args.disciplines) if args.disciplines is not None else None
+        added = _names(args.add_disciplines)
+        if added:
+            disciplines = (
+                disciplines if disciplines is not None else (current.disciplines if current else frozenset())
+            ) | added
+        if args.exams_passed:
+            reviews = disciplines if disciplines is not None else (current.disciplines if current else frozenset())
+            exams += [(d, round_, True) for d in sorted(reviews) for round_ in (1, 2)]
+        change = ReviewerChange(
+            disciplines=disciplines,
+            affiliation=args.affiliation,
+            level=args.level,
+            whitelisted=args.whitelisted,
+            declared_conflicts=_names(args.conflicts) if args.conflicts is not None else None,
+            role=args.role,
+            exams=tuple(exams),
+            password=_read_password() if args.password else None,
+        )
+        edit_reviewer(db, args.reviewer_id, change, recorded_by="cli")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.reviewer_id!r} updated")
+    return 0
+
+
+def _assign(args: argparse.Namespace) -> int:
+    from benchmark_platform.review.repository import assign_partition
+    from benchmark_platform.spec import load_spec
+
+    spec = load_spec(args.spec)
+    db = _database()
+    for d in spec.discipline_keys:
+        result = assign_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase)
+        reasons = sorted(set(result.unassigned.values()))
+        waiting = f", {len(result.unassigned)} wait ({'; '.join(reasons)})" if result.unassigned else ""
+        print(f"{d}: {len(result.assignments) // 2} items assigned{waiting}")
+    return 0
+
+
+def _settle(args: argparse.Namespace) -> int:
+    from benchmark_platform.review.repository import settle_partition
+    from benchmark_platform.spec import load_spec
+
+    spec = load_spec(args.spec)
+    db = _database()
+    for d in spec.discipline_keys:
+        outcomes = settle_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed)
+        total = sum(e.amount for o in outcomes for e in o.ledger)
+        print(f"{d}: {sum(len(o.decisions) for o in outcomes)} items settled, {total:.2f} {spec.review.currency} paid")
+    return 0
+
+
 def _appeal(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import file_appeal
-    from benchmark_platform.store import Database, database_url
 
     try:
-        handles = file_appeal(Database(database_url()), args.item_id, args.evidence)
+        handles = file_appeal(_database(), args.item_id, args.evidence)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -98,7 +219,9 @@ def _appeal(args: argparse.Namespace) -> int:
 
 
 def _names(text: str) -> frozenset[str]:
-    return frozenset(x.strip() for x in text.split(",") if x.strip())
+    from benchmark_platform.review.models import name_set
+
+    return name_set(text)
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -25,8 +25,7 @@ def stable_uniform(*key: object) -> float:
 def may_review(reviewer: Reviewer, item: ReviewItem) -> bool:
     """Eligibility and conflict rules between one reviewer and one item."""
     return (
-        reviewer.eligible
-        and item.discipline in reviewer.disciplines
+        reviewer.eligible_for(item.discipline)
         and reviewer.reviewer_id != item.author_id
         and item.author_id not in reviewer.declared_conflicts
         and not (reviewer.affiliation and reviewer.affiliation == item.author_affiliation)
@@ -79,3 +78,49 @@ def assign_pairs(
             load[r.reviewer_id] += 1
             assignments.append(Assignment(item_id=item.item_id, reviewer_id=r.reviewer_id, round=round_))
     return AssignmentResult(assignments=assignments, unassigned=unassigned)
+
+
+def why_no_work(
+    reviewer: Reviewer,
+    pool: Iterable[Reviewer],
+    open_load: Mapping[str, int],
+    wip_cap: int,
+    waiting: Mapping[str, int],
+) -> str:
+    """Why the allocator gives ``reviewer`` nothing new, in plain words ("" when it can).
+
+    ``waiting`` counts, per discipline, items approved for review that have no reviewers yet. The reasons are checked
+    in the order a new reviewer meets them: role and exams, the whitelist, a second reviewer, the WIP cap, items.
+    """
+    if not reviewer.disciplines:
+        return "not eligible: no discipline assigned"
+    passed = sorted(d for d in reviewer.disciplines if reviewer.eligible_for(d))
+    if not reviewer.whitelisted:
+        return "not eligible: removed from the whitelist after flawed audits"
+    if not passed:
+        missing = ", ".join(sorted(reviewer.disciplines))
+        return f"not eligible: both exam rounds not yet passed in {missing}"
+    partners = [
+        d
+        for d in passed
+        if any(other.eligible_for(d) and may_pair(reviewer, other) for other in pool if other != reviewer)
+    ]
+    if not partners:
+        return f"no second reviewer: nobody else independent is eligible in {', '.join(passed)}"
+    if open_load.get(reviewer.reviewer_id, 0) >= wip_cap:
+        return f"WIP cap reached: {open_load.get(reviewer.reviewer_id, 0)} open items (cap {wip_cap})"
+    with_items = [d for d in partners if waiting.get(d, 0)]
+    if not with_items:
+        return f"no items: nothing waits for review in {', '.join(partners)}"
+    free = [
+        d
+        for d in with_items
+        if any(
+            other.eligible_for(d) and may_pair(reviewer, other) and open_load.get(other.reviewer_id, 0) < wip_cap
+            for other in pool
+            if other != reviewer
+        )
+    ]
+    if not free:
+        return f"WIP cap reached by every possible second reviewer in {', '.join(with_items)}"
+    return ""

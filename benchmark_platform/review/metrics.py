@@ -14,7 +14,6 @@ import polars as pl
 from scipy import stats
 
 from benchmark_platform.review.models import Verdict
-from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.review.workflow import decide
 
 LOG_SCHEMA = {
@@ -93,9 +92,10 @@ def logs_from_pairs(pairs: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:
-    """Cohen's kappa of two raters' binary labels (None when chance agreement is total)."""
+    """Cohen's kappa of two raters' binary labels; None where it is undefined: a rater who gives one label only
+    (always, with a single pair) leaves no chance-corrected agreement to measure."""
     n = len(a)
-    if n == 0:
+    if n == 0 or len(set(a)) < 2 or len(set(b)) < 2:
         return None
     observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
     pa, pb = sum(a) / n, sum(b) / n
@@ -112,7 +112,7 @@ def agreement(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (spec, discipline), rows in sorted(groups.items()):
         a = [r["verdict_a"] == Verdict.APPROVE.value for r in rows]
         b = [r["verdict_b"] == Verdict.APPROVE.value for r in rows]
-        diffs = [abs(r["scores_a"][k] - r["scores_b"][k]) for r in rows for k in RUBRICS]
+        diffs = [abs(r["scores_a"][k] - r["scores_b"][k]) for r in rows for k in r["scores_a"] if k in r["scores_b"]]
         out.append(
             {
                 "spec": spec,
@@ -120,7 +120,7 @@ def agreement(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "pairs": len(rows),
                 "verdict_agreement": sum(x == y for x, y in zip(a, b, strict=True)) / len(rows),
                 "kappa": cohen_kappa(a, b),
-                "mean_abs_rubric_diff": sum(diffs) / len(diffs),
+                "mean_abs_rubric_diff": sum(diffs) / len(diffs) if diffs else None,
             }
         )
     return out

@@ -6,7 +6,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from benchmark_platform.review.rubrics import WeightSchedule, check_rubric_scores
+from benchmark_platform.review.config import ReviewPolicy
+
+__all__ = ["Assignment", "Decision", "Rating", "ReviewItem", "ReviewPolicy", "Reviewer", "Verdict", "name_set"]
+
+
+def name_set(text: str) -> frozenset[str]:
+    """The names of a comma-separated list (disciplines, conflicts), blanks dropped."""
+    return frozenset(x.strip() for x in text.split(",") if x.strip())
 
 
 class Verdict(StrEnum):
@@ -28,20 +35,19 @@ class Decision(StrEnum):
 
 
 class Reviewer(BaseModel):
-    """A pool member: disciplines, the two-round exam of KINA 4.1 / E.1, and whitelist state."""
+    """A pool member: disciplines, the two-round exam of KINA 4.1 / E.1 per discipline, and whitelist state."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     reviewer_id: str = Field(min_length=1)
     disciplines: frozenset[str]
+    exams_passed: frozenset[str] = frozenset()  # disciplines whose two exam rounds (depth test, item simulation) passed
     affiliation: str = ""
-    exam_round1_passed: bool
-    exam_round2_passed: bool
+    level: str = ""  # certification, e.g. "WSET Level 3" (OenoBench App. D records it at registration)
     whitelisted: bool = True
     declared_conflicts: frozenset[str] = frozenset()  # reviewer or author ids this reviewer must not be paired with
 
-    @property
-    def eligible(self) -> bool:
-        return self.exam_round1_passed and self.exam_round2_passed and self.whitelisted
+    def eligible_for(self, discipline: str) -> bool:
+        return self.whitelisted and discipline in self.disciplines and discipline in self.exams_passed
 
 
 class ReviewItem(BaseModel):
@@ -74,20 +80,7 @@ class Rating(BaseModel):
     seconds_on_page: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
-    def _scores(self) -> Rating:
-        check_rubric_scores(self.scores, f"rating of item {self.item_id!r} by {self.reviewer_id!r}")
+    def _scores(self) -> Rating:  # which rubrics and scale is the rubric set's business, checked at submission
+        if not self.scores:
+            raise ValueError(f"rating of item {self.item_id!r} by {self.reviewer_id!r} scores no rubric")
         return self
-
-
-class ReviewPolicy(BaseModel):
-    """The money and the knobs of the bonus-on-bar tournament (KINA 3.2, 4.1), in the spec's currency units."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    base_wage: float = Field(default=10.0, ge=0)  # w_0 per completed review
-    bonus: float = Field(default=20.0, gt=0)  # B, to the higher validated score when it clears tau
-    tau: float = Field(default=0.8, ge=0, le=1)  # the bar on max_i S_i
-    audit_rate: float = Field(default=0.10, ge=0.05, le=0.10)  # stochastic principal audit of approved items
-    audit_penalty: float = Field(default=15.0, ge=0)  # charged to each reviewer of an item the audit finds flawed
-    wip_cap: int = Field(default=4, ge=3, le=5)  # open assignments per reviewer
-    max_audit_failures: int = Field(default=2, ge=1)  # flawed audits before a reviewer leaves the whitelist (E.5)
-    weights: WeightSchedule = WeightSchedule()

@@ -6,15 +6,29 @@ item and the caller's own assignment, never the other reviewer or their rating.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from benchmark_platform.review.assignment import AssignmentResult, assign_pairs
+import polars as pl
+
+from benchmark_platform.review.assignment import AssignmentResult, assign_pairs, why_no_work
+from benchmark_platform.review.calibration import BonusCalibration
+from benchmark_platform.review.config import LoginThrottle
 from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
-from benchmark_platform.review.rubrics import RUBRICS, check_rubric_scores
-from benchmark_platform.review.security import DUMMY_HASH, hash_password, new_token, token_hash, verify_password
+from benchmark_platform.review.rubrics import check_rubric_scores
+from benchmark_platform.review.security import (
+    backoff_seconds,
+    dummy_hash,
+    hash_password,
+    needs_rehash,
+    new_token,
+    token_hash,
+    verify_password,
+)
+from benchmark_platform.review.sources import EXCERPT_CONTEXT_CHARS, excerpt, provenance_url
 from benchmark_platform.review.workflow import (
     RoundOutcome,
     appeal_assignments,
@@ -24,52 +38,193 @@ from benchmark_platform.review.workflow import (
     whitelist_after_audits,
 )
 from benchmark_platform.store import Database, as_json, insert_rows
+from benchmark_platform.store.db import returned
 
 ROLES = ("reviewer", "admin")
+EXAM_ROUNDS = (1, 2)  # KINA 4.1 / E.1: a discipline depth test, then a one-shot formal item simulation
+
+# Items approved for review: those the latest audit run of their discipline did not drop (a discipline never
+# audited sends all its items). %(spec)s names the spec; the alias i is the items table.
+_APPROVED_FOR_REVIEW = """NOT EXISTS (
+    SELECT 1 FROM audit_policy p
+    WHERE p.item_id = i.item_id AND p.action = 'drop' AND p.audit_run_id = (
+        SELECT max(audit_run_id) FROM audit_runs ar WHERE ar.spec = i.spec AND ar.discipline = i.discipline))"""
 
 
-def add_reviewer(db: Database, reviewer: Reviewer, role: str, password: str) -> None:
+def add_reviewer(db: Database, reviewer: Reviewer, role: str, password: str, recorded_by: str = "cli") -> None:
+    """A new account; ``reviewer.exams_passed`` records both exam rounds as passed for those disciplines."""
     if role not in ROLES:
         raise ValueError(f"reviewer {reviewer.reviewer_id!r}: role must be one of {ROLES}, got {role!r}")
+    password_hash = hash_password(password)
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute("SELECT 1 FROM review_reviewers WHERE reviewer_id = %s", (reviewer.reviewer_id,))
         if cur.fetchone():
-            raise ValueError(f"reviewer {reviewer.reviewer_id!r} already exists")
+            raise ValueError(
+                f"reviewer {reviewer.reviewer_id!r} already exists; change it with "
+                f"`benchmark-platform review edit-reviewer {reviewer.reviewer_id} ...` or on the admin's Reviewers page"
+            )
         cur.execute(
-            """INSERT INTO review_reviewers (reviewer_id, role, password_hash, disciplines, affiliation,
-                   exam_round1_passed, exam_round2_passed, whitelisted, declared_conflicts)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+            """INSERT INTO review_reviewers (reviewer_id, role, password_hash, disciplines, affiliation, level,
+                   whitelisted, declared_conflicts)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
             (
                 reviewer.reviewer_id,
                 role,
-                hash_password(password),
+                password_hash,
                 sorted(reviewer.disciplines),
                 reviewer.affiliation,
-                reviewer.exam_round1_passed,
-                reviewer.exam_round2_passed,
+                reviewer.level,
                 reviewer.whitelisted,
                 sorted(reviewer.declared_conflicts),
             ),
         )
+        _record_exams(
+            cur,
+            reviewer.reviewer_id,
+            [(d, r, True) for d in sorted(reviewer.exams_passed) for r in EXAM_ROUNDS],
+            recorded_by,
+        )
+
+
+def _record_exams(cur: Any, reviewer_id: str, exams: list[tuple[str, int, bool]], recorded_by: str) -> None:
+    for discipline, round_, passed in exams:
+        if round_ not in EXAM_ROUNDS:
+            raise ValueError(f"exam round must be 1 (depth test) or 2 (item simulation), got {round_}")
+        if not discipline:
+            raise ValueError("an exam result needs a discipline")
+        cur.execute(
+            """INSERT INTO review_exams (reviewer_id, discipline, round, passed, recorded_by) VALUES (%s, %s, %s, %s, %s)
+               ON CONFLICT (reviewer_id, discipline, round) DO UPDATE SET passed = EXCLUDED.passed,
+                   recorded_by = EXCLUDED.recorded_by, recorded_at = now()""",
+            (reviewer_id, discipline, round_, passed, recorded_by),
+        )
+
+
+@dataclass(frozen=True)
+class ReviewerChange:
+    """What an admin changes on an account; None leaves a field as it is."""
+
+    disciplines: frozenset[str] | None = None
+    affiliation: str | None = None
+    level: str | None = None
+    whitelisted: bool | None = None
+    declared_conflicts: frozenset[str] | None = None
+    role: str | None = None
+    exams: tuple[tuple[str, int, bool], ...] = ()  # (discipline, round, passed)
+    password: str | None = None
+
+
+def edit_reviewer(db: Database, reviewer_id: str, change: ReviewerChange, recorded_by: str) -> None:
+    """Apply ``change`` to an existing account in one transaction (a plain error if there is no such account)."""
+    if change.role is not None and change.role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {change.role!r}")
+    password_hash = hash_password(change.password) if change.password is not None else None
+    fields = {
+        "disciplines": sorted(change.disciplines) if change.disciplines is not None else None,
+        "affiliation": change.affiliation,
+        "level": change.level,
+        "whitelisted": change.whitelisted,
+        "declared_conflicts": sorted(change.declared_conflicts) if change.declared_conflicts is not None else None,
+        "role": change.role,
+        "password_hash": password_hash,
+    }
+    updates = {k: v for k, v in fields.items() if v is not None}
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM review_reviewers WHERE reviewer_id = %s FOR UPDATE", (reviewer_id,))
+        if cur.fetchone() is None:
+            raise ValueError(
+                f"there is no reviewer {reviewer_id!r}; create it with `benchmark-platform review add-reviewer`"
+            )
+        if updates:
+            assignments = ", ".join(f"{column} = %s" for column in updates)  # column names are ours, never input
+            cur.execute(
+                f"UPDATE review_reviewers SET {assignments} WHERE reviewer_id = %s", (*updates.values(), reviewer_id)
+            )
+        _record_exams(cur, reviewer_id, list(change.exams), recorded_by)
+        if password_hash is not None:  # a new password ends the account's sessions
+            cur.execute("DELETE FROM review_sessions WHERE reviewer_id = %s", (reviewer_id,))
 
 
 def load_reviewers(db: Database) -> list[Reviewer]:
-    rows = db.query("SELECT * FROM review_reviewers WHERE role = 'reviewer' ORDER BY reviewer_id")
-    return [
-        Reviewer(
-            reviewer_id=r["reviewer_id"],
-            disciplines=frozenset(r["disciplines"]),
-            affiliation=r["affiliation"],
-            exam_round1_passed=r["exam_round1_passed"],
-            exam_round2_passed=r["exam_round2_passed"],
-            whitelisted=r["whitelisted"],
-            declared_conflicts=frozenset(r["declared_conflicts"]),
+    """Every reviewer-role account, with the disciplines whose two exam rounds it passed."""
+    rows = db.query(
+        """SELECT r.*, coalesce((SELECT array_agg(q.discipline) FROM (
+                                     SELECT e.discipline FROM review_exams e WHERE e.reviewer_id = r.reviewer_id
+                                     AND e.passed GROUP BY e.discipline HAVING count(*) = 2) q), '{}') AS passed
+           FROM review_reviewers r WHERE role = 'reviewer' ORDER BY reviewer_id"""
+    )
+    return [_reviewer(r) for r in rows]
+
+
+def _reviewer(row: dict[str, Any]) -> Reviewer:
+    return Reviewer(
+        reviewer_id=row["reviewer_id"],
+        disciplines=frozenset(row["disciplines"]),
+        exams_passed=frozenset(row["passed"]),
+        affiliation=row["affiliation"],
+        level=row["level"],
+        whitelisted=row["whitelisted"],
+        declared_conflicts=frozenset(row["declared_conflicts"]),
+    )
+
+
+def exams(db: Database) -> dict[str, dict[str, dict[int, bool]]]:
+    """reviewer -> discipline -> exam round -> passed, for every recorded result."""
+    out: dict[str, dict[str, dict[int, bool]]] = {}
+    for r in db.query("SELECT reviewer_id, discipline, round, passed FROM review_exams ORDER BY 1, 2, 3"):
+        out.setdefault(r["reviewer_id"], {}).setdefault(r["discipline"], {})[r["round"]] = r["passed"]
+    return out
+
+
+def accounts(db: Database) -> list[dict[str, Any]]:
+    """Every account for the admin's Reviewers page (never the password hash)."""
+    return db.query(
+        """SELECT reviewer_id, role, disciplines, affiliation, level, whitelisted, declared_conflicts, created_at
+           FROM review_reviewers ORDER BY role DESC, reviewer_id"""
+    )
+
+
+def open_load(db: Database) -> dict[str, int]:
+    """reviewer -> assignments not yet rated (what the WIP cap counts)."""
+    return {
+        r["reviewer_id"]: r["n"]
+        for r in db.query(
+            """SELECT a.reviewer_id, count(*)::int AS n FROM review_assignments a
+               LEFT JOIN review_ratings r USING (assignment_id) WHERE r.assignment_id IS NULL GROUP BY a.reviewer_id"""
         )
-        for r in rows
+    }
+
+
+def waiting_items(db: Database, spec: str) -> dict[str, int]:
+    """discipline -> items approved for review that have no reviewers yet."""
+    return {
+        r["discipline"]: r["n"]
+        for r in db.query(
+            f"""SELECT i.discipline, count(*)::int AS n FROM items i
+                WHERE i.spec = %(spec)s AND {_APPROVED_FOR_REVIEW}
+                  AND NOT EXISTS (SELECT 1 FROM review_assignments a WHERE a.item_id = i.item_id)
+                GROUP BY i.discipline ORDER BY i.discipline""",
+            {"spec": spec},
+        )
+    }
+
+
+def reviewer_overview(db: Database, spec: str, policy: ReviewPolicy) -> list[dict[str, Any]]:
+    """One row per reviewer for the admin: exams, open items against the cap, and why no new work comes."""
+    pool = load_reviewers(db)
+    load, waiting, results = open_load(db), waiting_items(db, spec), exams(db)
+    return [
+        {
+            "reviewer": r,
+            "exams": results.get(r.reviewer_id, {}),
+            "open": load.get(r.reviewer_id, 0),
+            "why_no_work": why_no_work(r, pool, load, policy.wip_cap, waiting),
+        }
+        for r in pool
     ]
 
 
-# --- sessions ---------------------------------------------------------------------------------------------------
+# --- sessions and login ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -79,20 +234,80 @@ class Session:
     csrf_token: str
 
 
-def login(db: Database, reviewer_id: str, password: str, hours: float) -> tuple[str, Session] | None:
-    """A new session token for valid credentials, else None (an unknown name costs a full hash, like a bad password)."""
+class LoginOutcome(StrEnum):
+    OK = "ok"
+    WRONG = "wrong"
+    THROTTLED = "throttled"
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    outcome: LoginOutcome
+    token: str = ""
+    session: Session | None = None
+    retry_after: float = 0.0  # seconds until this account and address are heard again
+
+
+def _locked_for(cur: Any, scopes: list[tuple[str, str]]) -> float:
+    cur.execute(
+        """SELECT coalesce(max(extract(epoch FROM locked_until - now())), 0) FROM review_login_failures
+           WHERE (scope, key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))""",
+        ([s for s, _ in scopes], [k for _, k in scopes]),
+    )
+    return max(0.0, float(cur.fetchone()[0]))
+
+
+def login(
+    db: Database, reviewer_id: str, password: str, hours: float, address: str, throttle: LoginThrottle
+) -> LoginResult:
+    """A session for valid credentials. While the account or the client address backs off after failed attempts,
+    every attempt is refused without checking the password (no free guesses, no oracle). A success clears the
+    account's failures and rehashes a password hash made at an older scrypt cost.
+
+    An unknown name costs a full hash, like a wrong password, and counts against that name and the address alike.
+    """
+    scopes = [("account", reviewer_id), ("address", address)]
+    with db.transaction() as conn, conn.cursor() as cur:
+        wait = _locked_for(cur, scopes)
+    if wait > 0:
+        return LoginResult(LoginOutcome.THROTTLED, retry_after=wait)
     rows = db.query("SELECT role, password_hash FROM review_reviewers WHERE reviewer_id = %s", (reviewer_id,))
-    stored = rows[0]["password_hash"] if rows else DUMMY_HASH
+    stored = rows[0]["password_hash"] if rows else dummy_hash()
     if not (verify_password(password, stored) and rows):
-        return None
+        with db.transaction() as conn, conn.cursor() as cur:
+            # a day without failures forgets them (and keeps the table small when many names are tried)
+            cur.execute("DELETE FROM review_login_failures WHERE last_failure_at < now() - interval '1 day'")
+            for scope, key in scopes:
+                cur.execute(
+                    """INSERT INTO review_login_failures (scope, key, failures) VALUES (%s, %s, 1)
+                       ON CONFLICT (scope, key) DO UPDATE SET failures = review_login_failures.failures + 1,
+                           last_failure_at = now() RETURNING failures""",
+                    (scope, key),
+                )
+                failures = returned(cur)
+                free = throttle.free_failures_per_account if scope == "account" else throttle.free_failures_per_address
+                cur.execute(
+                    """UPDATE review_login_failures SET locked_until = now() + %s * interval '1 second'
+                       WHERE scope = %s AND key = %s""",
+                    (backoff_seconds(failures, free, throttle), scope, key),
+                )
+            wait = _locked_for(cur, scopes)
+        return LoginResult(LoginOutcome.WRONG, retry_after=wait)
     token, csrf = new_token(), new_token()
+    rehashed = hash_password(password) if needs_rehash(stored) else None
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute("DELETE FROM review_sessions WHERE expires_at <= now()")
         cur.execute(
             "INSERT INTO review_sessions (token_hash, reviewer_id, csrf_token, expires_at) VALUES (%s, %s, %s, %s)",
             (token_hash(token), reviewer_id, csrf, datetime.now(UTC) + timedelta(hours=hours)),
         )
-    return token, Session(reviewer_id, rows[0]["role"], csrf)
+        cur.execute("DELETE FROM review_login_failures WHERE scope = 'account' AND key = %s", (reviewer_id,))
+        if rehashed:  # compare-and-set: a password changed meanwhile is not overwritten
+            cur.execute(
+                "UPDATE review_reviewers SET password_hash = %s WHERE reviewer_id = %s AND password_hash = %s",
+                (rehashed, reviewer_id, stored),
+            )
+    return LoginResult(LoginOutcome.OK, token, Session(reviewer_id, rows[0]["role"], csrf))
 
 
 def session(db: Database, token: str | None) -> Session | None:
@@ -125,7 +340,11 @@ def reviewer_queue(db: Database, reviewer_id: str) -> list[dict[str, Any]]:
 
 
 def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:
-    """The item behind the caller's own assignment (None for anyone else's handle); stamps the first opening."""
+    """The item behind the caller's own assignment (None for anyone else's handle); stamps the first opening.
+
+    Each source fact comes with the readable text around its span in the cleaned document (never the raw file)
+    and the document's provenance: its source, publisher, licence, tier and retrieval time.
+    """
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             "UPDATE review_assignments SET opened_at = coalesce(opened_at, now()) WHERE blind_id = %s AND reviewer_id = %s",
@@ -134,17 +353,27 @@ def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, 
         if cur.rowcount != 1:
             return None
     rows = db.query(
-        """SELECT a.blind_id, a.discipline, a.round, i.format, i.question, i.options, i.answer_index, i.explanation,
-                  (r.assignment_id IS NOT NULL) AS rated,
-                  coalesce((SELECT json_agg(json_build_object('text', f.text, 'title', d.title, 'url', d.url)
-                                            ORDER BY f.fact_id)
-                            FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
-                            WHERE x.item_id = a.item_id), '[]') AS sources
+        """SELECT a.blind_id, a.discipline, a.round, i.item_id, i.format, i.difficulty, i.question, i.options,
+                  i.answer_index, i.explanation, (r.assignment_id IS NOT NULL) AS rated
            FROM review_assignments a JOIN items i USING (item_id) LEFT JOIN review_ratings r USING (assignment_id)
            WHERE a.blind_id = %s AND a.reviewer_id = %s""",
         (blind_id, reviewer_id),
     )
-    return rows[0]
+    item = rows[0]
+    item["sources"] = [
+        {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
+        for s in db.query(
+            """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
+                      substring(d.text FROM greatest(f.span_start - %(context)s, 0) + 1
+                                FOR f.span_start - greatest(f.span_start - %(context)s, 0)) AS before,
+                      substring(d.text FROM f.span_start + 1 FOR f.span_end - f.span_start) AS span,
+                      substring(d.text FROM f.span_end + 1 FOR %(context)s) AS after
+               FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
+               JOIN sources s USING (source_id) WHERE x.item_id = %(item)s ORDER BY f.fact_id""",
+            {"item": item.pop("item_id"), "context": EXCERPT_CONTEXT_CHARS},
+        )
+    ]
+    return item
 
 
 class Submit(StrEnum):
@@ -157,35 +386,41 @@ def submit_rating(
     db: Database,
     blind_id: str,
     reviewer_id: str,
-    scores: dict[str, int],
+    scores: Mapping[str, object],
     verdict: Verdict,
     comment: str,
     seconds_claimed: float,
+    rubric_set: str = "kina6",
 ) -> Submit:
     """Store the caller's rating of their own assignment and its gold labels, once, in one transaction.
 
-    Time on page is the browser's count of visible seconds, capped by the server's clock since first opening.
+    The scores must rate exactly the rubrics of ``rubric_set`` that fit the item's format (a ValueError in plain
+    words otherwise). Time on page is the browser's count of visible seconds, capped by the server's clock since
+    the first opening.
     """
-    check_rubric_scores(scores, f"rating of {blind_id!r}")
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
-            """SELECT assignment_id, spec, discipline, item_id, round, extract(epoch FROM now() - opened_at)
-               FROM review_assignments WHERE blind_id = %s AND reviewer_id = %s FOR UPDATE""",
+            """SELECT a.assignment_id, a.spec, a.discipline, a.item_id, a.round,
+                      extract(epoch FROM now() - a.opened_at), i.format
+               FROM review_assignments a JOIN items i USING (item_id)
+               WHERE a.blind_id = %s AND a.reviewer_id = %s FOR UPDATE OF a""",
             (blind_id, reviewer_id),
         )
         row = cur.fetchone()
         if row is None:
             return Submit.NOT_FOUND
-        assignment_id, spec, discipline, item_id, round_, elapsed = row
+        assignment_id, spec, discipline, item_id, round_, elapsed, item_format = row
         cur.execute("SELECT 1 FROM review_ratings WHERE assignment_id = %s", (assignment_id,))
         if cur.fetchone():
             return Submit.ALREADY_RATED
+        checked = check_rubric_scores(scores, "", rubric_set, item_format)
         seconds = max(0.0, min(float(seconds_claimed), float(elapsed or 0.0)))
         cur.execute(
-            "INSERT INTO review_ratings (assignment_id, scores, verdict, comment, seconds_on_page) VALUES (%s, %s, %s, %s, %s)",
-            (assignment_id, as_json(scores), verdict.value, comment, seconds),
+            """INSERT INTO review_ratings (assignment_id, scores, verdict, comment, seconds_on_page, rubric_set)
+               VALUES (%s, %s, %s, %s, %s, %s)""",
+            (assignment_id, as_json(checked), verdict.value, comment, seconds, rubric_set),
         )
-        labels = [*((k, float(scores[k])) for k in RUBRICS), ("approve", float(verdict is Verdict.APPROVE))]
+        labels = [*((k, float(v)) for k, v in checked.items()), ("approve", float(verdict is Verdict.APPROVE))]
         insert_rows(
             conn,
             "gold_labels",
@@ -195,32 +430,35 @@ def submit_rating(
     return Submit.STORED
 
 
-# --- allocation and settlement (the Dagster assets call these) ---------------------------------------------------
+# --- allocation and settlement (the Dagster assets and sensor call these) -----------------------------------------
+
+
+def plan_assignments(db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int) -> AssignmentResult:
+    """The pairs the allocator would give the partition's unassigned items approved for review now (no write)."""
+    items = [
+        ReviewItem(item_id=r["item_id"], discipline=discipline, author_id=r["author"] or "")
+        for r in db.query(
+            f"""SELECT i.item_id, g.generator AS author FROM items i LEFT JOIN generation_metadata g USING (item_id)
+                WHERE i.spec = %(spec)s AND i.discipline = %(discipline)s AND {_APPROVED_FOR_REVIEW}
+                  AND NOT EXISTS (SELECT 1 FROM review_assignments a WHERE a.item_id = i.item_id)
+                ORDER BY i.item_id""",
+            {"spec": spec, "discipline": discipline},
+        )
+    ]
+    return assign_pairs(items, load_reviewers(db), open_load(db), policy.wip_cap, seed)
 
 
 def assign_partition(
     db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int, phase: str
 ) -> AssignmentResult:
-    """Allocate two reviewers to every item of the partition that has none yet, under the WIP cap."""
-    items = [
-        ReviewItem(item_id=r["item_id"], discipline=discipline, author_id=r["author"] or "")
-        for r in db.query(
-            """SELECT i.item_id, g.generator AS author FROM items i LEFT JOIN generation_metadata g USING (item_id)
-               WHERE i.spec = %s AND i.discipline = %s
-                 AND NOT EXISTS (SELECT 1 FROM review_assignments a WHERE a.item_id = i.item_id)
-               ORDER BY i.item_id""",
-            (spec, discipline),
-        )
-    ]
-    load = {
-        r["reviewer_id"]: r["n"]
-        for r in db.query(
-            """SELECT a.reviewer_id, count(*)::int AS n FROM review_assignments a
-               LEFT JOIN review_ratings r USING (assignment_id) WHERE r.assignment_id IS NULL GROUP BY a.reviewer_id"""
-        )
-    }
-    result = assign_pairs(items, load_reviewers(db), load, policy.wip_cap, seed)
-    with db.transaction() as conn:
+    """Allocate two reviewers to every waiting item of the partition, under the WIP cap, in one transaction.
+
+    An advisory lock per partition makes concurrent runs (the sensor's and a manual one) wait for each other, so an
+    item never gets two pairs.
+    """
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"review_assign:{spec}:{discipline}",))
+        result = plan_assignments(db, spec, discipline, policy, seed)
         insert_rows(
             conn,
             "review_assignments",
@@ -230,15 +468,16 @@ def assign_partition(
     return result
 
 
-def _ratings(db: Database, spec: str, discipline: str) -> list[Rating]:
+def _ratings(db: Database, spec: str, discipline: str, rubric_set: str) -> list[Rating]:
+    """Both ratings of every round whose two ratings were scored on ``rubric_set``."""
     rows = db.query(
         """SELECT a.item_id, a.reviewer_id, a.round, r.scores, r.verdict, r.comment, r.seconds_on_page
            FROM review_assignments a JOIN review_ratings r USING (assignment_id)
-           WHERE a.spec = %s AND a.discipline = %s
+           WHERE a.spec = %(spec)s AND a.discipline = %(discipline)s
              AND (SELECT count(*) FROM review_assignments b JOIN review_ratings rb USING (assignment_id)
-                  WHERE b.item_id = a.item_id AND b.round = a.round) = 2
+                  WHERE b.item_id = a.item_id AND b.round = a.round AND rb.rubric_set = %(set)s) = 2
            ORDER BY a.item_id, a.round, a.reviewer_id""",
-        (spec, discipline),
+        {"spec": spec, "discipline": discipline, "set": rubric_set},
     )
     return [Rating(**r) for r in rows]
 
@@ -246,11 +485,13 @@ def _ratings(db: Database, spec: str, discipline: str) -> list[Rating]:
 def settle_partition(db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int) -> list[RoundOutcome]:
     """Settle every fully rated round of the partition: top up the audit sample, replace the partition's ledger,
     and take reviewers with too many flawed audited approvals off the whitelist; one transaction."""
-    ratings = _ratings(db, spec, discipline)
+    ratings = _ratings(db, spec, discipline, policy.rubric_set)
     mine = "item_id IN (SELECT item_id FROM items WHERE spec = %s AND discipline = %s)"
     validations = {
         (r["item_id"], r["round"]): r["reference"]
-        for r in db.query(f"SELECT * FROM review_validations WHERE {mine}", (spec, discipline))
+        for r in db.query(
+            f"SELECT * FROM review_validations WHERE {mine} AND rubric_set = %s", (spec, discipline, policy.rubric_set)
+        )
     }
     committee = {
         (r["item_id"], r["round"]): Decision(r["decision"])
@@ -344,7 +585,8 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
 def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | None:
     """Everything about one item's round, both reviewers included: for the principal only."""
     items = db.query(
-        "SELECT item_id, spec, discipline, question, options, answer_index, explanation FROM items WHERE item_id = %s",
+        """SELECT item_id, spec, discipline, format, difficulty, question, options, answer_index, explanation
+           FROM items WHERE item_id = %s""",
         (item_id,),
     )
     if not items:
@@ -369,14 +611,20 @@ def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | Non
     return {**items[0], "round": round_, "reviews": reviews, **{k: (v[0] if v else None) for k, v in extra.items()}}
 
 
-def record_validation(db: Database, item_id: str, round_: int, reference: dict[str, int], validator: str) -> None:
-    check_rubric_scores(reference, f"validation of item {item_id!r} round {round_}")
+def record_validation(
+    db: Database, item_id: str, round_: int, reference: Mapping[str, object], validator: str, rubric_set: str = "kina6"
+) -> None:
+    """The principal's reference scores for an item's round, on the rubrics of ``rubric_set`` that fit its format."""
+    formats = db.query("SELECT format FROM items WHERE item_id = %s", (item_id,))
+    if not formats:
+        raise ValueError(f"there is no item {item_id!r}")
+    checked = check_rubric_scores(reference, "", rubric_set, formats[0]["format"])
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
-            """INSERT INTO review_validations (item_id, round, reference, validator) VALUES (%s, %s, %s, %s)
+            """INSERT INTO review_validations (item_id, round, reference, validator, rubric_set) VALUES (%s, %s, %s, %s, %s)
                ON CONFLICT (item_id, round) DO UPDATE SET reference = EXCLUDED.reference, validator = EXCLUDED.validator,
-                                                          created_at = now()""",
-            (item_id, round_, as_json(reference), validator),
+                                                          rubric_set = EXCLUDED.rubric_set, created_at = now()""",
+            (item_id, round_, as_json(checked), validator, rubric_set),
         )
 
 
@@ -444,3 +692,41 @@ def file_appeal(db: Database, item_id: str, evidence: str) -> list[str]:
             ],
         )
     return blind
+
+
+# --- calibration and Table 5 (the Dagster assets call these) -------------------------------------------------------
+
+
+def validated_reviews(db: Database, spec: str, discipline: str) -> list[dict[str, Any]]:
+    """Settled reviews with a validated score: time on page and S_i per reviewer, the pilot of Corollary 1."""
+    return db.query(
+        """SELECT l.discipline, l.reviewer_id, r.seconds_on_page, l.validated_score
+           FROM review_ledger l JOIN review_assignments a USING (item_id, reviewer_id, round)
+           JOIN review_ratings r USING (assignment_id)
+           WHERE l.spec = %s AND l.discipline = %s AND l.kind = 'base' AND l.validated_score IS NOT NULL""",
+        (spec, discipline),
+    )
+
+
+def store_calibration(db: Database, spec: str, discipline: str, calibration: BonusCalibration) -> None:
+    """Replace the partition's bonus calibration (one transaction)."""
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("DELETE FROM review_calibrations WHERE spec = %s AND discipline = %s", (spec, discipline))
+        insert_rows(
+            conn,
+            "review_calibrations",
+            ("spec", "discipline", "calibration"),
+            [(spec, discipline, as_json(calibration.model_dump()))],
+        )
+
+
+def store_metrics(db: Database, spec: str, discipline: str, table: pl.DataFrame) -> None:
+    """Replace the partition's KINA Table 5 rows (one transaction)."""
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("DELETE FROM review_metrics WHERE spec = %s AND discipline = %s", (spec, discipline))
+        insert_rows(
+            conn,
+            "review_metrics",
+            ("spec", "discipline", *table.columns),
+            [(spec, discipline, *r) for r in table.iter_rows()],
+        )

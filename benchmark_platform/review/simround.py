@@ -20,7 +20,7 @@ from benchmark_platform.review.assignment import assign_pairs
 from benchmark_platform.review.calibration import BonusCalibration, calibrate
 from benchmark_platform.review.metrics import LOG_SCHEMA, table5
 from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
-from benchmark_platform.review.rubrics import RUBRICS, SCORE_MAX, SCORE_MIN, WeightSchedule, validated_score
+from benchmark_platform.review.rubrics import RUBRICS, SCORE_MAX, SCORE_MIN, validated_score
 from benchmark_platform.review.workflow import RoundOutcome, decide, select_audits, settle_round, whitelist_after_audits
 
 
@@ -108,8 +108,7 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
                     reviewer_id=rid,
                     disciplines=frozenset({d}),
                     affiliation=f"{d}-lab{k % 3}",
-                    exam_round1_passed=True,
-                    exam_round2_passed=True,
+                    exams_passed=frozenset({d}),
                 )
             )
             kappa[rid] = float(rng.normal(cfg.cost_mean, cfg.cost_sd))
@@ -118,7 +117,7 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
             items.append(ReviewItem(item_id=iid, discipline=d, author_id=f"{d}-author{k % 5}"))
             truth[iid] = _truth(rng, rng.random() < cfg.flaw_rate)
     discipline_of = {i.item_id: i.discipline for i in items}
-    weights = WeightSchedule()
+    scoring = ReviewPolicy()  # KINA's six rubrics, equal weights
 
     def run(works_hard: Callable[[str], bool], seed: int) -> list[tuple[Rating, bool]]:
         out = []
@@ -140,7 +139,7 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
             {
                 "discipline": discipline_of[r.item_id],
                 "effort": "H" if high else "L",
-                "validated_score": validated_score(r.scores, truth[r.item_id], weights),
+                "validated_score": validated_score(r.scores, truth[r.item_id], scoring),
                 "cost": kappa[r.reviewer_id],
             }
             for r, high in pilot
@@ -155,7 +154,6 @@ def simulate_review_round(cfg: SimulationConfig) -> SimulatedRound:
             audit_rate=cfg.audit_rate,
             audit_penalty=cfg.audit_penalty,
             wip_cap=cfg.wip_cap,
-            weights=weights,
         )
         for c in calibrations
     }

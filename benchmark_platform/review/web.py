@@ -1,13 +1,17 @@
-"""The review web app: reviewer login, assigned items, the rubric form with time on page, and the principal's view.
+"""The review web app: reviewer login, assigned items, the rubric form with time on page, and the principal's views.
 
-Security: scrypt password hashes; server-side sessions (only a token hash stored) that expire; a CSRF token on every
-form (session-bound once logged in, double-submit cookie on the login form) plus a same-origin check on every POST;
-roles reviewer/admin; double-blindness enforced by the queries of :mod:`benchmark_platform.review.repository` — a
-reviewer reaches an item only through the random handle of their own assignment and never sees the other reviewer.
+Security: scrypt password hashes; login backoff per account and per client address (own code in the login route,
+state in PostgreSQL so it holds across restarts and workers); server-side sessions (only a token hash stored) that
+expire; a CSRF token on every form (session-bound once logged in, double-submit cookie on the login form) plus a
+same-origin check on every POST; roles reviewer/admin; double-blindness enforced by the queries of
+:mod:`benchmark_platform.review.repository`: a reviewer reaches an item only through the random handle of their own
+assignment and never sees the other reviewer.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,23 +28,43 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from benchmark_platform.review import repository as repo
+from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.metrics import agreement
-from benchmark_platform.review.models import Decision, Verdict
-from benchmark_platform.review.rubrics import RUBRIC_TITLES, RUBRICS, SCORE_MAX, SCORE_MIN
+from benchmark_platform.review.models import Decision, Reviewer, Verdict, name_set
+from benchmark_platform.review.rubrics import FORMAT_NAMES, RubricSet, rubric_set
 from benchmark_platform.review.security import new_token, same
 from benchmark_platform.store import Database
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "review_session"
 LOGIN_CSRF_COOKIE = "review_login_csrf"
+VERDICT_HELP = {
+    Verdict.APPROVE.value: "approve: ready to release as it is",
+    Verdict.REVISE.value: "revise: return it to the author with your report of every issue",
+    Verdict.REJECT.value: "reject: unfixable (trivia, no consensus, unedited AI text)",
+    Verdict.ESCALATE.value: "escalate: a borderline or cross-discipline case for the core committee",
+}
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals.update(
-    rubrics=RUBRICS,
-    rubric_titles=RUBRIC_TITLES,
-    score_range=range(SCORE_MIN, SCORE_MAX + 1),
     verdicts=[v.value for v in Verdict],
+    verdict_help=VERDICT_HELP,
     decisions=[Decision.APPROVED.value, Decision.REVISE.value, Decision.REJECTED.value],
+    format_names=FORMAT_NAMES,
 )
+
+
+@dataclass(frozen=True)
+class ReviewSite:
+    """What the app serves: one spec's name, seed, disciplines and review section."""
+
+    spec: str
+    seed: int = 0
+    disciplines: tuple[str, ...] = ()
+    config: ReviewConfig = field(default_factory=ReviewConfig)
+
+    @property
+    def rubrics(self) -> RubricSet:
+        return rubric_set(self.config.policy.rubric_set)
 
 
 class SecurityHeaders(BaseHTTPMiddleware):
@@ -62,10 +86,30 @@ class Forbidden(Exception):
     pass
 
 
-def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = False) -> Starlette:
+def money(amount: Any, currency: str) -> str:
+    return "" if amount is None else f"{float(amount):,.2f} {currency}"
+
+
+def scores_from_form(form: FormData | dict[str, Any], rubrics: RubricSet, item_format: str) -> dict[str, object]:
+    """The posted score of each applicable rubric: an int when the field holds one, else the raw text (the rubric
+    set's check then says in plain words what is wrong); an empty field is left out, so it reads as missing."""
+    out: dict[str, object] = {}
+    for rubric in rubrics.applicable(item_format):
+        raw = str(form.get(rubric.key, "")).strip()
+        if raw:
+            out[rubric.key] = int(raw) if raw.lstrip("-").isdigit() else raw
+    return out
+
+
+def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: bool = False) -> Starlette:
     """The app over one database; ``secure_cookies`` marks cookies HTTPS-only (set it behind TLS)."""
+    site = site or ReviewSite(spec="")
+    config = site.config
+    session_hours = config.session_hours
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        context.setdefault("currency", config.currency)
+        context.setdefault("rubric_set", site.rubrics)
         return templates.TemplateResponse(request, name, context, status_code=status)
 
     def error(request: Request, status: int, message: str) -> Response:
@@ -89,12 +133,14 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
             return RedirectResponse("/", 303)
         return _login_form(request, 200, "")
 
-    def _login_form(request: Request, status: int, message: str) -> Response:
+    def _login_form(request: Request, status: int, message: str, retry_after: float = 0.0) -> Response:
         token = new_token()
         response = page(request, "login.html", status, csrf_token=token, message=message, me=None)
         response.set_cookie(
             LOGIN_CSRF_COOKIE, token, max_age=3600, httponly=True, samesite="strict", secure=secure_cookies
         )
+        if retry_after > 0:
+            response.headers["Retry-After"] = str(math.ceil(retry_after))
         return response
 
     async def login_submit(request: Request) -> Response:
@@ -102,15 +148,28 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
         if not (same_origin(request) and same(str(form.get("csrf_token", "")), request.cookies.get(LOGIN_CSRF_COOKIE))):
             return error(request, 403, "The form expired or did not come from this site; reload the login page.")
         result = await run_in_threadpool(
-            repo.login, db, str(form.get("reviewer_id", "")), str(form.get("password", "")), session_hours
+            repo.login,
+            db,
+            str(form.get("reviewer_id", "")),
+            str(form.get("password", "")),
+            session_hours,
+            request.client.host if request.client else "unknown",
+            config.login_throttle,
         )
-        if result is None:
-            return _login_form(request, 401, "Unknown name or wrong password.")
-        token, me = result
-        response = RedirectResponse("/admin" if me.role == "admin" else "/", 303)
+        if result.outcome is repo.LoginOutcome.THROTTLED:
+            wait = math.ceil(result.retry_after)
+            return _login_form(
+                request,
+                429,
+                f"Too many failed logins for this name or from this address. Try again in {wait} seconds.",
+                result.retry_after,
+            )
+        if result.outcome is repo.LoginOutcome.WRONG or result.session is None:
+            return _login_form(request, 401, "Unknown name or wrong password.", result.retry_after)
+        response = RedirectResponse("/admin" if result.session.role == "admin" else "/", 303)
         response.set_cookie(
             SESSION_COOKIE,
-            token,
+            result.token,
             max_age=int(session_hours * 3600),
             httponly=True,
             samesite="strict",
@@ -128,6 +187,26 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
         response.delete_cookie(SESSION_COOKIE)
         return response
 
+    def _my_situation(reviewer_id: str) -> dict[str, Any]:
+        """How many items wait in the caller's disciplines and, if no new work comes, why (nothing about others)."""
+        mine = next(
+            (
+                r
+                for r in repo.reviewer_overview(db, site.spec, config.policy)
+                if r["reviewer"].reviewer_id == reviewer_id
+            ),
+            None,
+        )
+        if mine is None:
+            return {"waiting": 0, "why": "not eligible: this account has no reviewer record"}
+        waiting = repo.waiting_items(db, site.spec)
+        return {
+            "waiting": sum(waiting.get(d, 0) for d in mine["reviewer"].disciplines),
+            "why": mine["why_no_work"],
+            "open": mine["open"],
+            "cap": config.policy.wip_cap,
+        }
+
     async def home(request: Request) -> Response:
         me = await current(request)
         if me is None:
@@ -135,7 +214,9 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
         if me.role == "admin":
             return RedirectResponse("/admin", 303)
         queue = await run_in_threadpool(repo.reviewer_queue, db, me.reviewer_id)
-        return page(request, "queue.html", me=me, queue=queue)
+        situation = await run_in_threadpool(_my_situation, me.reviewer_id)
+        saved = request.query_params.get("saved") == "1"
+        return page(request, "queue.html", me=me, queue=queue, situation=situation, saved=saved)
 
     async def review(request: Request) -> Response:
         me = await current(request)
@@ -151,60 +232,129 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
         if form is None:
             return page(request, "review.html", me=me, item=item, message="", values={})
         try:
-            scores = {k: int(str(form.get(k, ""))) for k in RUBRICS}
-            verdict = Verdict(str(form.get("verdict", "")))
-            seconds = float(str(form.get("seconds_on_page", "0")) or 0)
+            verdict_text = str(form.get("verdict", ""))
+            if verdict_text not in VERDICT_HELP:
+                raise ValueError("please choose a verdict: approve, revise, reject or escalate")
+            try:
+                seconds = max(0.0, float(str(form.get("seconds_on_page", "0")) or 0))
+            except ValueError:
+                seconds = 0.0  # the page's own counter; a tampered value only loses the reviewer's time credit
             outcome = await run_in_threadpool(
                 repo.submit_rating,
                 db,
                 blind_id,
                 me.reviewer_id,
-                scores,
-                verdict,
+                scores_from_form(form, site.rubrics, item["format"]),
+                Verdict(verdict_text),
                 str(form.get("comment", ""))[:20000],
-                seconds,
+                seconds if math.isfinite(seconds) else 0.0,
+                site.rubrics.name,
             )
         except ValueError as exc:
+            message = str(exc)
             return page(
                 request,
                 "review.html",
                 400,
                 me=me,
                 item=item,
-                message=f"Please correct the form: {exc}",
+                message=f"Not saved: {message[0].upper()}{message[1:]}.",
                 values=dict(form),
             )
         if outcome is repo.Submit.NOT_FOUND:
             return error(request, 404, "No such assignment.")
         if outcome is repo.Submit.ALREADY_RATED:
             return error(request, 409, "You have already rated this item; ratings are final.")
-        return RedirectResponse("/", 303)
+        return RedirectResponse("/?saved=1", 303)
 
     async def admin(request: Request) -> Response:
         me = await require_admin(request)
+        message = ""
+        if request.method == "POST":
+            form = await posted(request, me)
+            discipline = str(form.get("discipline", ""))
+            if discipline not in site.disciplines:
+                message = f"Not settled: {discipline!r} is not a discipline of {site.spec}."
+            else:
+                outcomes = await run_in_threadpool(
+                    repo.settle_partition, db, site.spec, discipline, config.policy_for(discipline), site.seed
+                )
+                settled = sum(len(o.decisions) for o in outcomes)
+                message = f"Settled {discipline}: {settled} fully rated items; the ledger below is up to date."
         pairs = await run_in_threadpool(repo.rating_pairs, db)
         return page(
             request,
             "admin.html",
             me=me,
+            message=message,
             payouts=await run_in_threadpool(repo.payouts, db),
             agreement=agreement(pairs),
             pairs=pairs,
+            disciplines=site.disciplines,
+            money=lambda amount: money(amount, config.currency),
+        )
+
+    async def admin_reviewers(request: Request) -> Response:
+        me = await require_admin(request)
+        message = ""
+        if request.method == "POST":
+            form = await posted(request, me)
+            try:
+                message = await run_in_threadpool(_create_account, db, form, me.reviewer_id)
+            except ValueError as exc:
+                message = f"Not saved: {exc}"
+        overview = await run_in_threadpool(repo.reviewer_overview, db, site.spec, config.policy)
+        return page(
+            request,
+            "admin_reviewers.html",
+            me=me,
+            message=message,
+            overview=overview,
+            admins=[a for a in await run_in_threadpool(repo.accounts, db) if a["role"] == "admin"],
+            waiting=await run_in_threadpool(repo.waiting_items, db, site.spec),
+            disciplines=site.disciplines,
+            wip_cap=config.policy.wip_cap,
+        )
+
+    async def admin_reviewer(request: Request) -> Response:
+        me = await require_admin(request)
+        reviewer_id = request.path_params["reviewer_id"]
+        message = ""
+        if request.method == "POST":
+            form = await posted(request, me)
+            try:
+                change = _change_from_form(form, site.disciplines)
+                await run_in_threadpool(repo.edit_reviewer, db, reviewer_id, change, me.reviewer_id)
+                message = "Saved."
+            except ValueError as exc:
+                message = f"Not saved: {exc}"
+        reviewer = next(
+            (r for r in await run_in_threadpool(repo.load_reviewers, db) if r.reviewer_id == reviewer_id), None
+        )
+        if reviewer is None:
+            return error(request, 404, "No such reviewer.")
+        results = (await run_in_threadpool(repo.exams, db)).get(reviewer_id, {})
+        known = sorted(set(site.disciplines) | reviewer.disciplines | set(results))
+        return page(
+            request, "admin_reviewer.html", me=me, reviewer=reviewer, exams=results, known=known, message=message
         )
 
     async def admin_item(request: Request) -> Response:
         me = await require_admin(request)
         item_id, round_ = request.path_params["item_id"], request.path_params["round"]
         message = ""
-        if request.method == "POST":
-            form = await posted(request, me)
-            try:
-                message = await run_in_threadpool(_admin_action, db, item_id, round_, form, me.reviewer_id)
-            except ValueError as exc:
-                message = f"Not saved: {exc}"
         detail = await run_in_threadpool(repo.item_detail, db, item_id, round_)
         if detail is None:
             return error(request, 404, "No such item.")
+        if request.method == "POST":
+            form = await posted(request, me)
+            try:
+                message = await run_in_threadpool(
+                    _admin_action, db, item_id, round_, form, me.reviewer_id, site.rubrics, detail["format"]
+                )
+            except ValueError as exc:
+                message = f"Not saved: {exc}"
+            detail = await run_in_threadpool(repo.item_detail, db, item_id, round_)
         return page(request, "admin_item.html", me=me, item=detail, message=message)
 
     async def require_admin(request: Request) -> repo.Session:
@@ -223,7 +373,9 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
             Route("/logout", logout, methods=["POST"]),
             Route("/", home, methods=["GET"]),
             Route("/review/{blind_id}", review, methods=["GET", "POST"]),
-            Route("/admin", admin, methods=["GET"]),
+            Route("/admin", admin, methods=["GET", "POST"]),
+            Route("/admin/reviewers", admin_reviewers, methods=["GET", "POST"]),
+            Route("/admin/reviewers/{reviewer_id}", admin_reviewer, methods=["GET", "POST"]),
             Route("/admin/item/{item_id}/{round:int}", admin_item, methods=["GET", "POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
@@ -232,17 +384,69 @@ def create_app(db: Database, session_hours: float = 8.0, secure_cookies: bool = 
     )
 
 
-def _admin_action(db: Database, item_id: str, round_: int, form: FormData, admin_id: str) -> str:
+def _create_account(db: Database, form: FormData, admin_id: str) -> str:
+    name = str(form.get("reviewer_id", "")).strip()
+    if not name:
+        raise ValueError("the new account needs a name")
+    role = str(form.get("role", "reviewer"))
+    repo.add_reviewer(
+        db,
+        Reviewer(
+            reviewer_id=name,
+            disciplines=name_set(str(form.get("disciplines", ""))),
+            affiliation=str(form.get("affiliation", "")).strip(),
+            level=str(form.get("level", "")).strip(),
+        ),
+        role,
+        str(form.get("password", "")),
+        recorded_by=admin_id,
+    )
+    return f"Account {name!r} created; record its exams on its page."
+
+
+def _change_from_form(form: FormData, disciplines: tuple[str, ...]) -> repo.ReviewerChange:
+    """The edit form: discipline checkboxes (plus a free list), exam rounds as taken/passed/failed selects."""
+    chosen = frozenset(str(d) for d in form.getlist("discipline")) | name_set(str(form.get("other_disciplines", "")))
+    exams = []
+    for key, value in form.multi_items():
+        if key.startswith("exam:") and value in ("passed", "failed"):
+            _, discipline, round_ = key.split(":", 2)
+            exams.append((discipline, int(round_), value == "passed"))
+    password = str(form.get("password", ""))
+    return repo.ReviewerChange(
+        disciplines=chosen,
+        affiliation=str(form.get("affiliation", "")).strip(),
+        level=str(form.get("level", "")).strip(),
+        whitelisted=form.get("whitelisted") == "yes",
+        declared_conflicts=name_set(str(form.get("conflicts", ""))),
+        exams=tuple(exams),
+        password=password or None,
+    )
+
+
+def _admin_action(
+    db: Database, item_id: str, round_: int, form: FormData, admin_id: str, rubrics: RubricSet, item_format: str
+) -> str:
     action = form.get("action")
     if action == "validate":
-        repo.record_validation(db, item_id, round_, {k: int(str(form.get(k, ""))) for k in RUBRICS}, admin_id)
+        repo.record_validation(
+            db,
+            item_id,
+            round_,
+            scores_from_form(form, rubrics, item_format),
+            admin_id,
+            rubrics.name,
+        )
         return "Validation saved."
     if action == "committee":
-        repo.record_committee(
-            db, item_id, round_, Decision(str(form.get("decision", ""))), admin_id, str(form.get("note", ""))
-        )
+        decision = str(form.get("decision", ""))
+        if decision not in {d.value for d in Decision}:
+            raise ValueError("choose approved, revise or rejected")
+        repo.record_committee(db, item_id, round_, Decision(decision), admin_id, str(form.get("note", "")))
         return "Committee decision saved."
     if action == "audit":
+        if form.get("flawed") not in ("yes", "no"):
+            raise ValueError("choose flawed or clean")
         if not repo.record_audit(db, item_id, round_, form.get("flawed") == "yes", admin_id, str(form.get("note", ""))):
             raise ValueError("this item was not drawn for audit")
         return "Audit verdict saved."

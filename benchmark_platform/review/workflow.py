@@ -135,7 +135,7 @@ def settle_round(
             decision = committee[item_id]
         decisions[item_id] = decision
         reference = references.get(item_id)
-        s = {p.reviewer_id: validated_score(p.scores, reference, policy.weights) for p in pair} if reference else {}
+        s = {p.reviewer_id: validated_score(p.scores, reference, policy) for p in pair} if reference else {}
         scores[item_id] = s
         award = bonus_award(s, policy) if s else {}
         for p in sorted(pair, key=lambda p: p.reviewer_id):

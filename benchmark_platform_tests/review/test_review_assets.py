@@ -12,9 +12,8 @@ from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.models import Verdict
-from benchmark_platform.review.rubrics import RUBRICS
 
-from .conftest import spec_for
+from .conftest import APPLICABLE, spec_for
 
 
 def materialize(spec, world, name: str) -> dg.MaterializeResult:
@@ -31,7 +30,7 @@ def careful_scores(reference: dict[str, int], k: int) -> dict[str, int]:
     """A careful review: the reference, with one rubric off by one on every third item (honest noise)."""
     if k % 3:
         return dict(reference)
-    rubric = RUBRICS[k % len(RUBRICS)]
+    rubric = APPLICABLE[k % len(APPLICABLE)]
     return {**reference, rubric: reference[rubric] - 1 if reference[rubric] > 1 else 2}
 
 
@@ -54,7 +53,7 @@ def rate_open(world, careful: set[str]) -> int:
             scores = careful_scores(item["reference"], k)
             verdict, seconds = (Verdict.APPROVE if min(scores.values()) >= 4 else Verdict.REVISE), 600 + 10 * k
         else:
-            scores, verdict, seconds = {r: 5 for r in RUBRICS}, Verdict.APPROVE, 60 + k
+            scores, verdict, seconds = {r: 5 for r in APPLICABLE}, Verdict.APPROVE, 60 + k
         assert (
             repo.submit_rating(world.db, row["blind_id"], row["reviewer_id"], scores, verdict, "", seconds)
             is repo.Submit.STORED
@@ -138,3 +137,91 @@ def test_appeal_reopens_a_revised_item_for_the_same_pair(make_world):
     for p in approved[:1]:
         with pytest.raises(ValueError, match="only revised or rejected"):
             repo.file_appeal(world.db, p["item_id"], "more evidence")
+
+
+def sensor_tick(spec, world, cursor=None):
+    defs = build_defs(spec)
+    (sensor,) = defs.sensors
+    context = dg.build_sensor_context(cursor=cursor, resources={"database": DatabaseResource(url=world.db.url)})
+    return sensor(context)
+
+
+def test_assignment_sensor_requests_a_run_when_items_can_be_assigned(make_world):
+    world = make_world(n_items=8, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 3})
+    first = sensor_tick(spec, world)
+    (request,) = first.run_requests
+    assert request.partition_key == world.discipline and request.run_key.startswith(
+        f"review_assign:{world.discipline}:"
+    )
+    materialize(spec, world, "review_assignments")  # what the daemon does with the request
+    assert len(repo.rating_pairs(world.db, world.spec)) == 0
+    assert world.db.scalar("SELECT count(DISTINCT item_id) FROM review_assignments WHERE spec = %s", (world.spec,)) == 3
+    # both reviewers are at the WIP cap: nothing to request until they rate
+    again = sensor_tick(spec, world)
+    assert isinstance(again, dg.SkipReason) or not again.run_requests
+    overview = repo.reviewer_overview(world.db, world.spec, spec.review.policy)
+    mine = [o["why_no_work"] for o in overview if o["reviewer"].reviewer_id in world.reviewers]
+    assert mine == ["WIP cap reached: 3 open items (cap 3)"] * 2
+    assert repo.waiting_items(world.db, world.spec) == {world.discipline: 5}
+    rate_open(world, careful=set(world.reviewers))
+    (later,) = sensor_tick(spec, world).run_requests
+    assert later.run_key != request.run_key
+
+
+def test_edit_reviewer_from_the_cli_with_plain_errors(make_world, monkeypatch, capsys):
+    from benchmark_platform.cli.main import main
+
+    world = make_world(n_items=1, n_reviewers=1)
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
+    name = world.reviewers[0]
+    assert main(["review", "edit-reviewer", name, "--add-disciplines", "extra_d", "--exam", "extra_d:1:passed"]) == 0
+    assert main(["review", "edit-reviewer", name, "--level", "WSET Level 3", "--no-whitelist"]) == 0
+    (me,) = [r for r in repo.load_reviewers(world.db) if r.reviewer_id == name]
+    assert me.disciplines == {world.discipline, "extra_d"} and me.exams_passed == {world.discipline}
+    assert me.level == "WSET Level 3" and not me.whitelisted
+    assert repo.exams(world.db)[name]["extra_d"] == {1: True}
+    assert main(["review", "edit-reviewer", name, "--exam", "extra_d:3:passed"]) == 2
+    assert "--exam 'extra_d:3:passed': write DISCIPLINE:ROUND:passed" in capsys.readouterr().err
+    assert main(["review", "edit-reviewer", f"ghost-{world.spec}", "--level", "x"]) == 2
+    assert f"there is no reviewer 'ghost-{world.spec}'" in capsys.readouterr().err
+
+
+def test_items_the_audit_dropped_are_not_sent_to_review(make_world):
+    world = make_world(n_items=3, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 5})
+    dropped = world.items[0]["item_id"]
+    with world.db.transaction() as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO audit_runs (spec, discipline, inputs_hash) VALUES (%s, %s, 'h') RETURNING audit_run_id",
+            (world.spec, world.discipline),
+        )
+        run = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO audit_policy (audit_run_id, item_id, action, reason) VALUES (%s, %s, 'drop', 'B1 wrong key')",
+            (run, dropped),
+        )
+    assert repo.waiting_items(world.db, world.spec) == {world.discipline: 2}
+    plan = repo.plan_assignments(world.db, world.spec, world.discipline, spec.review.policy, spec.seed)
+    assert {a.item_id for a in plan.assignments} == {i["item_id"] for i in world.items[1:]}
+
+
+def test_assign_and_settle_from_the_cli_call_what_the_assets_call(make_world, monkeypatch, capsys, tmp_path):
+    import yaml
+
+    from benchmark_platform.cli.main import main
+
+    world = make_world(n_items=2, n_reviewers=2)
+    spec = spec_for(world, policy={"wip_cap": 3}, currency="EUR")
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
+    assert main(["review", "assign", "--spec", str(path)]) == 0
+    assert capsys.readouterr().out == f"{world.discipline}: 2 items assigned\n"
+    rate_open(world, careful=set(world.reviewers))
+    other_set = repo.ReviewPolicy(rubric_set="oenobench8")  # a spec that switched sets never mixes the two scales
+    assert repo.settle_partition(world.db, world.spec, world.discipline, other_set, spec.seed) == []
+    assert main(["review", "settle", "--spec", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{world.discipline}: 2 items settled, ") and out.endswith(" EUR paid\n")
+    assert world.db.scalar("SELECT count(*) FROM review_ledger WHERE spec = %s AND kind = 'base'", (world.spec,)) == 4

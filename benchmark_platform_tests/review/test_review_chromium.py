@@ -1,47 +1,50 @@
-"""End to end in headless Chromium (Debian's chromium + chromium-driver): log in, rate an item, check PostgreSQL."""
+"""The README's review section, followed step by step in headless Chromium on a fresh partition: the admin account
+from the CLI, `review serve` as a real process on loopback, onboarding two new reviewers (one in the app, one with
+`review edit-reviewer`), assignment by the sensor, rating with validation, settlement and the ledger. Every page is
+screenshot at 1366x768 and must not overflow horizontally (document width <= viewport width)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import socket
-import threading
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+import urllib.request
 from pathlib import Path
 
+import dagster as dg
 import pytest
-import uvicorn
+import yaml
 
+from benchmark_platform.defs.common import DatabaseResource
+from benchmark_platform.defs.review import build_defs
 from benchmark_platform.review import repository as repo
-from benchmark_platform.review.rubrics import RUBRICS
-from benchmark_platform.review.web import create_app
+from benchmark_platform.store import Database
 
-from .conftest import PASSWORD
+from .conftest import APPLICABLE, PASSWORD, spec_for
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+CLI = Path(sys.executable).with_name("benchmark-platform")
+WIDTH, HEIGHT = 1366, 768
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
     reason="needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)",
 )
 
 
-@pytest.fixture
-def served(make_world) -> Iterator[tuple[str, object]]:
-    """The review app on a free loopback port, in a thread of this process."""
-    world = make_world(n_items=2, n_reviewers=2)
-    repo.assign_partition(world.db, world.spec, world.discipline, repo.ReviewPolicy(), seed=1, phase="tournament")
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(world.db), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "review app did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", world
-    server.should_exit = True
-    thread.join(10)
+        return s.getsockname()[1]
+
+
+def cli(env: dict[str, str], *args: str, stdin: str = "") -> str:
+    done = subprocess.run([str(CLI), *args], input=stdin, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 @pytest.fixture
@@ -52,7 +55,7 @@ def browser(tmp_path):
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in (
-        "--headless",
+        "--headless=new",
         "--no-sandbox",
         "--disable-gpu",
         "--disable-quic",
@@ -61,53 +64,220 @@ def browser(tmp_path):
         "--disable-component-update",
         "--disable-sync",
         "--disable-dev-shm-usage",
-        "--window-size=1200,1600",
+        f"--window-size={WIDTH},{HEIGHT}",
         f"--user-data-dir={tmp_path / 'profile'}",
     ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # the page area itself is 1366x768 (a laptop screen), whatever room the headless window keeps for its frame
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+    )
     driver.implicitly_wait(10)
     yield driver
     driver.quit()
 
 
+@pytest.fixture
+def db(fresh_database) -> Database:
+    """A fresh, empty database (not migrated): the README's first command must set it up."""
+    return Database(fresh_database())
+
+
+class Pages:
+    """Screenshots and document widths of every page visited."""
+
+    def __init__(self, driver, folder: Path) -> None:
+        self.driver, self.folder, self.widths = driver, folder, {}
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def shot(self, name: str) -> None:
+        width, viewport = self.driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        self.widths[name] = {"document_width": width, "viewport_width": viewport}
+        self.driver.save_screenshot(str(self.folder / f"{name}.png"))
+        assert viewport <= WIDTH and width <= viewport, f"{name}: document {width} px wider than viewport {viewport} px"
+
+
 @pytest.mark.slow
-def test_reviewer_logs_in_and_rates_an_item_in_chromium(served, browser, tmp_path):
+def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
-    base, world = served
-    reviewer = world.reviewers[0]
-    browser.get(f"{base}/login")
-    browser.find_element(By.ID, "reviewer_id").send_keys(reviewer)
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.ID, "login").click()
-    links = browser.find_elements(By.CSS_SELECTOR, "a.assignment")
-    assert links, browser.page_source[:2000]
-    blind_id = links[0].get_attribute("href").rsplit("/", 1)[1]
-    links[0].click()
-    assert "Question" in browser.page_source
-    time.sleep(1.2)  # a reviewer reads before scoring: the page counts visible seconds
-    for rubric in RUBRICS:
-        browser.find_element(By.ID, f"{rubric}-4").click()
-    browser.find_element(By.ID, "factuality-2").click()
-    browser.find_element(By.ID, "verdict-revise").click()
-    browser.find_element(By.ID, "comment").send_keys("Option B is also defensible under the cited source.")
-    browser.save_screenshot(str(tmp_path / "review.png"))
-    browser.find_element(By.ID, "submit-rating").click()
-    assert "Done (1)" in browser.find_element(By.TAG_NAME, "main").text
+    # 1. the admin account from the CLI on a fresh database (the command migrates it), then the app as its own process
+    env = {**os.environ, "BENCHMARK_PLATFORM_DATABASE_URL": db.url}
+    admin, alice, bob = "principal", "alice", "bob"
+    cli(env, "review", "add-reviewer", admin, "--role", "admin", stdin=PASSWORD + "\n")
+    world = make_world(n_items=3, n_reviewers=0, ava_source=True)  # the items a pipeline run would have written
+    d = world.discipline
+    spec = spec_for(world, policy={"wip_cap": 3, "tau": 0.8}, currency="EUR")
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8")
+    pages = Pages(browser, Path(os.environ.get("REVIEW_SCREENSHOTS", tmp_path / "screens")))
+    port = free_port()
+    server = subprocess.Popen(
+        [str(CLI), "review", "serve", "--spec", str(spec_file), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:  # until the server answers (or dies, which fails the test with its error output)
+            assert server.poll() is None, server.stderr.read().decode()
+            try:
+                urllib.request.urlopen(f"{base}/login")
+                break
+            except OSError:
+                time.sleep(0.2)
 
-    row = world.db.query(
-        """SELECT a.item_id, a.reviewer_id, r.scores, r.verdict, r.comment, r.seconds_on_page
-           FROM review_ratings r JOIN review_assignments a USING (assignment_id) WHERE a.blind_id = %s""",
-        (blind_id,),
+        def log_in(name: str) -> None:
+            browser.get(f"{base}/login")
+            browser.find_element(By.ID, "reviewer_id").send_keys(name)
+            browser.find_element(By.ID, "password").send_keys(PASSWORD)
+            browser.find_element(By.ID, "login").click()
+
+        def log_out() -> None:
+            browser.find_element(By.ID, "logout").click()
+
+        browser.get(f"{base}/login")
+        pages.shot("01_login")
+
+        # 2. onboarding: alice in the app (account, then her exams on her page); bob's account in the app, exams by CLI
+        log_in(admin)
+        browser.find_element(By.LINK_TEXT, "Reviewers").click()
+        for name, affiliation in ((alice, "Université de Bordeaux"), (bob, "UC Davis")):
+            browser.find_element(By.ID, "new-name").send_keys(name)
+            browser.find_element(By.ID, "new-password").send_keys(PASSWORD)
+            browser.find_element(By.ID, "new-disciplines").send_keys(d)
+            browser.find_element(By.ID, "new-affiliation").send_keys(affiliation)
+            browser.find_element(By.ID, "new-level").send_keys("WSET Diploma")
+            browser.find_element(By.ID, "create").click()
+            assert "created" in browser.find_element(By.ID, "message").text
+        table = browser.find_element(By.ID, "reviewers").text
+        assert table.count(f"not eligible: both exam rounds not yet passed in {d}") == 2
+        assert f"Waiting for reviewers: 3 in {d}" in browser.find_element(By.ID, "waiting").text
+        pages.shot("02_reviewers_new")
+        browser.find_element(By.LINK_TEXT, alice).click()
+        for round_ in (1, 2):
+            Select(browser.find_element(By.ID, f"exam-{d}-{round_}")).select_by_visible_text("passed")
+        browser.find_element(By.ID, "save-reviewer").click()
+        assert browser.find_element(By.ID, "message").text == "Saved."
+        pages.shot("03_reviewer_edit")
+        browser.find_element(By.LINK_TEXT, "← Reviewers").click()
+        assert f"no second reviewer: nobody else independent is eligible in {d}" in browser.page_source
+        cli(env, "review", "edit-reviewer", bob, "--exam", f"{d}:1:passed", "--exam", f"{d}:2:passed")
+        browser.refresh()
+        assert browser.find_element(By.ID, "reviewers").text.count("gets work") == 2
+        pages.shot("04_reviewers_ready")
+        log_out()
+
+        # 3. assignment by the sensor: its run request is what `make dev`'s daemon launches
+        defs = build_defs(spec)
+        resources = {"database": DatabaseResource(url=world.db.url)}
+        tick = defs.sensors[0](dg.build_sensor_context(resources=resources))
+        (request,) = tick.run_requests
+        (asset,) = [a for a in defs.assets if a.key.path[-1] == "review_assignments"]
+        assert dg.materialize([asset], partition_key=request.partition_key, resources=resources).success
+        assert world.db.scalar("SELECT count(*) FROM review_assignments WHERE spec = %s", (world.spec,)) == 6
+
+        # 4. both reviewers rate; alice first meets the validation, then the confirmation
+        ava_item = world.items[0]["item_id"]
+        for name, verdicts in ((alice, ("approve", "revise", "approve")), (bob, ("approve", "approve", "approve"))):
+            log_in(name)
+            links = browser.find_elements(By.CSS_SELECTOR, "a.assignment")
+            assert len(links) == 3
+            assert "0 items in your disciplines wait" in browser.find_element(By.ID, "situation").text
+            assert "WIP cap reached: 3 open items (cap 3)" in browser.find_element(By.ID, "why").text
+            if name == alice:
+                pages.shot("05_queue")
+            blind = world.db.query(
+                "SELECT blind_id, item_id FROM review_assignments WHERE reviewer_id = %s ORDER BY item_id <> %s",
+                (name, ava_item),
+            )
+            for k, row in enumerate(blind):
+                browser.get(f"{base}/review/{row['blind_id']}")
+                if row["item_id"] == ava_item:
+                    source = browser.find_element(By.CSS_SELECTOR, "figure.source")
+                    assert source.find_element(By.TAG_NAME, "mark").text == "within: North Coast"
+                    assert "state: CA" in source.text and "contains: Big Valley" in source.text
+                    assert "FeatureCollection" not in browser.page_source
+                    link = source.find_element(By.CSS_SELECTOR, "a.provenance").get_attribute("href")
+                    assert link.startswith("https://github.com/UCDavisLibrary/ava/blob/") and link.endswith(
+                        "avas/clear_lake.geojson"
+                    )
+                    na = browser.find_element(By.ID, "combinatorial_validity-na").text
+                    assert na == "Not applicable to 4-option items: not scored."
+                    if name == alice:
+                        pages.shot("06_review_form")
+                time.sleep(1.2)  # a reviewer reads before scoring: the page counts visible seconds
+                reference = next(i["reference"] for i in world.items if i["item_id"] == row["item_id"])
+                for rubric in APPLICABLE:  # alice reads closely (the human ratings), bob gives 4 throughout
+                    browser.find_element(By.ID, f"{rubric}-{reference[rubric] if name == alice else 4}").click()
+                browser.find_element(By.ID, f"verdict-{verdicts[k]}").click()
+                browser.find_element(By.ID, "comment").send_keys(f"{name}: statement 2 needs its source year.")
+                if name == alice and k == 0:  # a missing score that bypasses the browser's check
+                    browser.execute_script(
+                        "document.querySelectorAll('[required]').forEach(e => e.removeAttribute('required'));"
+                        "document.querySelectorAll('input[name=factuality]').forEach(e => e.checked = false);"
+                    )
+                    browser.find_element(By.ID, "submit-rating").click()
+                    error = browser.find_element(By.ID, "form-error").text
+                    assert error == "Not saved: Please score Factuality. Your choices below are kept."
+                    pages.shot("07_review_validation")
+                    browser.find_element(By.ID, f"factuality-{reference['factuality']}").click()
+                browser.find_element(By.ID, "submit-rating").click()
+                assert "Your rating is saved" in browser.find_element(By.ID, "saved").text
+                if name == alice and k == 0:
+                    pages.shot("08_confirmation")
+            assert "Done (3)" in browser.find_element(By.TAG_NAME, "main").text
+            log_out()
+        rated = world.db.query(
+            """SELECT r.seconds_on_page, r.scores FROM review_ratings r JOIN review_assignments a USING (assignment_id)
+               WHERE a.spec = %s""",
+            (world.spec,),
+        )
+        assert len(rated) == 6 and all(
+            r["seconds_on_page"] >= 1.0 and set(r["scores"]) == set(APPLICABLE) for r in rated
+        )
+
+        # 5. the admin validates each rated item and settles the round; the ledger pays in the spec's currency
+        log_in(admin)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#rated-items tbody tr")
+        assert sum(1 for r in rows if d in r.text) == 3
+        for item in world.items:
+            browser.get(f"{base}/admin/item/{item['item_id']}/1")
+            for rubric in APPLICABLE:
+                Select(browser.find_element(By.ID, f"validate-{rubric}")).select_by_value(
+                    str(item["reference"][rubric])
+                )
+            browser.find_element(By.ID, "save-validation").click()
+            assert browser.find_element(By.ID, "message").text == "Validation saved."
+        pages.shot("09_admin_item")
+        browser.get(f"{base}/admin")
+        Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
+        browser.find_element(By.ID, "settle").click()
+        assert f"Settled {d}: 3 fully rated items" in browser.find_element(By.ID, "message").text
+        payouts = browser.find_element(By.ID, "payouts").text
+        assert "Base wage" in payouts and "base_wage" not in browser.page_source
+        (alice_row,) = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#payouts tbody tr") if alice in r.text]
+        assert alice_row.endswith("30.00 EUR 60.00 EUR 0.00 EUR 90.00 EUR")  # 3 base wages of 10, 3 bonuses of 20
+        (mine,) = [r for r in browser.find_elements(By.CSS_SELECTOR, "#agreement tbody tr") if d in r.text]
+        kappa = mine.find_elements(By.TAG_NAME, "td")[4].text
+        assert kappa == "n/a"  # bob approved everything: a constant rater leaves kappa undefined
+        pages.shot("10_admin_settled")
+        browser.find_element(By.LINK_TEXT, "Reviewers").click()
+        pages.shot("11_reviewers_after")
+    finally:
+        server.terminate()
+        server.wait()
+
+    ledger = world.db.query(
+        "SELECT reviewer_id, kind, amount FROM review_ledger WHERE spec = %s ORDER BY reviewer_id, kind", (world.spec,)
     )
-    assert len(row) == 1
-    rating = row[0]
-    assert rating["reviewer_id"] == reviewer and rating["verdict"] == "revise"
-    assert rating["scores"] == {**{k: 4 for k in RUBRICS}, "factuality": 2}
-    assert rating["comment"].startswith("Option B")
-    assert rating["seconds_on_page"] >= 1.0  # measured by the page's script (CSP allows it), capped by the server
-    labels = world.db.query(
-        "SELECT rubric, rating FROM gold_labels WHERE item_ref = %s AND reviewer = %s", (rating["item_id"], reviewer)
-    )
-    assert len(labels) == len(RUBRICS) + 1
+    assert sum(1 for e in ledger if e["kind"] == "base") == 6
+    assert {e["reviewer_id"] for e in ledger} == {alice, bob}
+    assert repo.payouts(world.db)  # the admin's table reads the same ledger
+    (pages.folder / "widths.json").write_text(json.dumps(pages.widths, indent=1), encoding="utf-8")
+    if os.environ.get("REVIEW_SCREENSHOTS"):
+        shutil.copy(spec_file, pages.folder / "spec.yaml")

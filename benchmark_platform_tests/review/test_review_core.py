@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from benchmark_platform.review.assignment import assign_pairs
+from benchmark_platform.review.assignment import assign_pairs, why_no_work
+from benchmark_platform.review.config import LoginThrottle
 from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewItem, ReviewPolicy, Verdict
-from benchmark_platform.review.rubrics import RUBRICS, WeightSchedule, validated_score
+from benchmark_platform.review.rubrics import OENOBENCH8, RUBRICS, check_rubric_scores, validated_score
+from benchmark_platform.review.security import backoff_seconds, hash_password, needs_rehash, verify_password
+from benchmark_platform.review.sources import excerpt, provenance_url
 from benchmark_platform.review.workflow import (
     EntryKind,
     appeal_assignments,
@@ -27,9 +30,7 @@ def reviewer(rid: str, discipline: str = "law", affiliation: str = "", **kw) -> 
         reviewer_id=rid,
         disciplines=frozenset({discipline}),
         affiliation=affiliation,
-        exam_round1_passed=True,
-        exam_round2_passed=True,
-        **kw,
+        **{"exams_passed": frozenset({discipline}), **kw},
     )
 
 
@@ -38,18 +39,65 @@ def scores(**changes: int) -> dict[str, int]:
 
 
 def test_validated_score_is_weighted_agreement_with_the_reference():
-    assert validated_score(PERFECT, PERFECT, WeightSchedule()) == 1.0
+    equal = ReviewPolicy()
+    assert validated_score(PERFECT, PERFECT, equal) == 1.0
     # one rubric off by the full span: 5/6 of the agreement is left with equal weights
-    assert validated_score(scores(factuality=1), PERFECT, WeightSchedule()) == pytest.approx(5 / 6)
-    heavy = WeightSchedule(weights={**{k: 1.0 for k in RUBRICS}, "factuality": 5.0})
+    assert validated_score(scores(factuality=1), PERFECT, equal) == pytest.approx(5 / 6)
+    heavy = ReviewPolicy(weights={"factuality": 5.0})
     assert validated_score(scores(factuality=1), PERFECT, heavy) == pytest.approx(5 / 10)
-    with pytest.raises(ValidationError, match="exactly the rubrics"):
-        WeightSchedule(weights={"factuality": 1.0})
+    # a rubric that does not apply (not scored by either side) drops out of the sum
+    four = {k: v for k, v in scores(factuality=1).items() if k != "combinatorial_validity"}
+    assert validated_score(four, four | {"factuality": 5}, equal) == pytest.approx(4 / 5)
+    with pytest.raises(ValidationError, match="does not have"):
+        ReviewPolicy(weights={"answer_correctness": 1.0})
+    oeno = ReviewPolicy(rubric_set="oenobench8")
+    passes = {k: 2 for k in OENOBENCH8.keys}
+    assert validated_score({**passes, "ambiguity": 0}, passes, oeno) == pytest.approx(7 / 8)  # fail vs pass: span 2
 
 
-def test_rating_rejects_bad_rubric_scores_naming_the_item():
-    with pytest.raises(ValidationError, match="item 'q1'.*'factuality' must be an integer 1..5"):
-        Rating(item_id="q1", reviewer_id="r1", scores=scores(factuality=7), verdict=Verdict.APPROVE)
+def test_rubric_scores_are_checked_in_plain_words_per_item_format():
+    four = {k: 5 for k in RUBRICS if k != "combinatorial_validity"}
+    assert check_rubric_scores(four, "", "kina6", "mcq4") == four
+    with pytest.raises(ValueError, match="^Combinatorial validity does not apply to this item's format$"):
+        check_rubric_scores(PERFECT, "", "kina6", "mcq4")
+    with pytest.raises(ValueError, match="^please score Combinatorial validity$"):
+        check_rubric_scores(four, "", "kina6", "pseudo_mcq10")
+    with pytest.raises(ValueError, match=r"^Factuality must be one of 1 \(fails\), .*got 7$"):
+        check_rubric_scores({**four, "factuality": 7}, "", "kina6", "mcq4")
+    with pytest.raises(ValueError, match=r"^Ambiguity must be one of 0 \(fail\), 1 \(warn\), 2 \(pass\), got 'x'$"):
+        check_rubric_scores({**{k: 2 for k in OENOBENCH8.keys}, "ambiguity": "x"}, "", "oenobench8", "mcq4")
+
+
+def test_why_a_reviewer_gets_no_work():
+    a, b = reviewer("a", affiliation="uniA"), reviewer("b", affiliation="uniB")
+    new = Reviewer(reviewer_id="n", disciplines=frozenset({"law"}))
+    assert why_no_work(new, [a, b, new], {}, 3, {"law": 4}) == "not eligible: both exam rounds not yet passed in law"
+    assert why_no_work(Reviewer(reviewer_id="x", disciplines=frozenset()), [a], {}, 3, {}).startswith("not eligible")
+    assert why_no_work(a, [a], {}, 3, {"law": 4}).startswith("no second reviewer")
+    assert why_no_work(a, [a, reviewer("c", affiliation="uniA")], {}, 3, {"law": 4}).startswith("no second reviewer")
+    assert why_no_work(a, [a, b], {"a": 3}, 3, {"law": 4}) == "WIP cap reached: 3 open items (cap 3)"
+    assert why_no_work(a, [a, b], {"b": 3}, 3, {"law": 4}).startswith("WIP cap reached by every possible second")
+    assert why_no_work(a, [a, b], {}, 3, {}) == "no items: nothing waits for review in law"
+    assert why_no_work(a, [a, b], {}, 3, {"law": 1}) == ""
+
+
+def test_scrypt_cost_rehash_flag_and_login_backoff():
+    old = hash_password("correct horse battery staple", n=2**14)
+    assert verify_password("correct horse battery staple", old) and needs_rehash(old)
+    new = hash_password("correct horse battery staple")
+    assert new.startswith("scrypt$131072$8$1$") and not needs_rehash(new)
+    policy = LoginThrottle(free_failures_per_account=5, first_delay_seconds=2, max_delay_seconds=60)
+    assert [backoff_seconds(f, 5, policy) for f in (4, 5, 6, 7, 10, 30)] == [0, 2, 4, 8, 60, 60]
+
+
+def test_source_excerpt_keeps_whole_lines_and_links_pages_not_raw_files():
+    cut = excerpt("a. b. c. d. ", "The fact.", " e. f. g.")
+    assert (cut.before, cut.span, cut.after) == ("c. d. ", "The fact.", " e. f.") and cut.cut_before and cut.cut_after
+    raw = "https://raw.githubusercontent.com/UCDavisLibrary/ava/9afb4d9/avas/clear_lake.geojson"
+    assert provenance_url(raw) == "https://github.com/UCDavisLibrary/ava/blob/9afb4d9/avas/clear_lake.geojson"
+    assert (
+        provenance_url("https://fr.wikipedia.org/w/index.php?oldid=1") == "https://fr.wikipedia.org/w/index.php?oldid=1"
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,7 +140,7 @@ def test_allocation_two_independent_reviewers_under_wip_cap_and_conflicts():
         reviewer("r3", affiliation="uniB"),
         reviewer("r4", affiliation="uniC", declared_conflicts=frozenset({"author9"})),
         reviewer("r5", discipline="chemistry"),
-        Reviewer(reviewer_id="r6", disciplines=frozenset({"law"}), exam_round1_passed=True, exam_round2_passed=False),
+        Reviewer(reviewer_id="r6", disciplines=frozenset({"law"})),  # exams not passed
         reviewer("r7", affiliation="uniD", whitelisted=False),
     ]
     items = [ReviewItem(item_id=f"q{i}", discipline="law", author_id="author9" if i == 0 else "r3") for i in range(6)]

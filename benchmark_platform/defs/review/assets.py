@@ -1,8 +1,11 @@
 """Review assets, partitioned by discipline: allocation -> payout ledger (with audits) -> calibration and Table 5.
 
-Ratings arrive through the review web app (`benchmark-platform review serve`); these assets allocate the items the
-generation stage wrote, settle what reviewers have rated, and recalibrate the bonus from the logs.
+Ratings arrive through the review web app (`benchmark-platform review serve`); a sensor allocates new items approved
+for review as they come and as reviewers free WIP slots; these assets allocate, settle what reviewers have rated, and
+recalibrate the bonus from the logs. All SQL and policy live in benchmark_platform.review.
 """
+
+import hashlib
 
 import dagster as dg
 import polars as pl
@@ -13,9 +16,9 @@ from benchmark_platform.review.calibration import calibrate, pilot_from_logs
 from benchmark_platform.review.metrics import logs_from_pairs, table5
 from benchmark_platform.review.workflow import EntryKind
 from benchmark_platform.spec import BenchmarkSpec
-from benchmark_platform.store import as_json, insert_rows
 
-CODE_VERSION = "review-1"
+CODE_VERSION = "review-2"
+TRIGGER_TAG = "benchmark_platform/trigger"
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
@@ -59,13 +62,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         review.bonus_by_discipline, so what is paid stays in the one typed configuration.
         """
         d = context.partition_key
-        rows = database.db.query(
-            """SELECT l.discipline, l.reviewer_id, r.seconds_on_page, l.validated_score
-               FROM review_ledger l JOIN review_assignments a USING (item_id, reviewer_id, round)
-               JOIN review_ratings r USING (assignment_id)
-               WHERE l.spec = %s AND l.discipline = %s AND l.kind = 'base' AND l.validated_score IS NOT NULL""",
-            (spec.name, d),
-        )
+        rows = repo.validated_reviews(database.db, spec.name, d)
         if not rows:
             context.log.info("no validated reviews yet: nothing to calibrate")
             return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=0))
@@ -75,14 +72,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         except ValueError as exc:
             context.log.warning(f"cannot calibrate {d} yet: {exc}")
             return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
-        with database.db.transaction() as conn, conn.cursor() as cur:
-            cur.execute("DELETE FROM review_calibrations WHERE spec = %s AND discipline = %s", (spec.name, d))
-            insert_rows(
-                conn,
-                "review_calibrations",
-                ("spec", "discipline", "calibration"),
-                [(spec.name, d, as_json(cal.model_dump()))],
-            )
+        repo.store_calibration(database.db, spec.name, d, cal)
         return dg.MaterializeResult(
             metadata=counts_metadata(
                 validated_reviews=len(rows),
@@ -99,19 +89,37 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         d = context.partition_key
         pairs = repo.rating_pairs(database.db, spec.name, d)
         table = table5(logs_from_pairs(pairs))
-        with database.db.transaction() as conn, conn.cursor() as cur:
-            cur.execute("DELETE FROM review_metrics WHERE spec = %s AND discipline = %s", (spec.name, d))
-            insert_rows(
-                conn,
-                "review_metrics",
-                ("spec", "discipline", *table.columns),
-                [(spec.name, d, *r) for r in table.iter_rows()],
-            )
+        repo.store_metrics(database.db, spec.name, d, table)
         return dg.MaterializeResult(
             metadata={"pairs": dg.MetadataValue.int(len(pairs)), "table5": dg.MetadataValue.md(_markdown(table))}
         )
 
-    return dg.Definitions(assets=[review_assignments, review_payout_ledger, review_bonus_calibration, review_metrics])
+    @dg.sensor(
+        name=f"{spec.name}_review_assignment_sensor",
+        asset_selection=[review_assignments],
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Assigns reviewers to new items approved for review, and to waiting items when WIP slots free up.",
+    )
+    def review_assignment_sensor(
+        context: dg.SensorEvaluationContext, database: DatabaseResource
+    ) -> dg.SensorResult | dg.SkipReason:
+        requests = []
+        for d in spec.discipline_keys:
+            plan = repo.plan_assignments(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
+            if plan.assignments:  # the run key names exactly these pairs: one run per new allocation, never a repeat
+                pairs = "\n".join(sorted(f"{a.item_id}:{a.reviewer_id}" for a in plan.assignments))
+                digest = hashlib.sha256(pairs.encode()).hexdigest()[:16]
+                requests.append(
+                    dg.RunRequest(run_key=f"review_assign:{d}:{digest}", partition_key=d, tags={TRIGGER_TAG: "review"})
+                )
+                context.log.info(f"{d}: {len(plan.assignments) // 2} items can be assigned")
+        return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("no item can be assigned now")
+
+    return dg.Definitions(
+        assets=[review_assignments, review_payout_ledger, review_bonus_calibration, review_metrics],
+        sensors=[review_assignment_sensor],
+    )
 
 
 def _markdown(table: pl.DataFrame) -> str:

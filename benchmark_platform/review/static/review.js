@@ -1,7 +1,8 @@
 // Counts the seconds this page is visible and sends them with the rating (the server caps them by its own clock).
 (function () {
   var visibleSince = document.visibilityState === "visible" ? Date.now() : null;
-  var seconds = 0;
+  var field = document.getElementById("seconds_on_page");
+  var seconds = field ? (parseFloat(field.value) || 0) : 0;  // seconds counted before a form came back with an error
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "visible") { visibleSince = Date.now(); }
     else if (visibleSince !== null) { seconds += (Date.now() - visibleSince) / 1000; visibleSince = null; }
