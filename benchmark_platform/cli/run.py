@@ -54,6 +54,7 @@ def materialize_all(
     import dagster as dg
 
     from benchmark_platform.defs import build_definitions
+    from benchmark_platform.defs.automation.recovery import run_tags
 
     defs = build_definitions(spec)
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)]
@@ -90,6 +91,7 @@ def materialize_all(
                 instance=instance,
                 resources=resources,
                 raise_on_error=True,
+                tags=run_tags(),
             )
             log(
                 f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
@@ -116,6 +118,9 @@ def _run(args: argparse.Namespace) -> int:
         f"{len(spec.discipline_keys)} disciplines; database {redact(url)}"
     )
     started = time.perf_counter()
+    from benchmark_platform.cli.runs import recover
+
+    recover()  # a run killed earlier must not hold the pools this one needs
     materialize_all(spec)
     db = Database(url)
     print("rows: " + ", ".join(f"{table} {count}" for table, count in summary(db, spec).items()))
