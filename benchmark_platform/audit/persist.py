@@ -12,6 +12,7 @@ from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
+from benchmark_platform.store.db import Connection
 
 __all__ = [
     "inputs_hash",
@@ -23,6 +24,7 @@ __all__ = [
     "store_audit",
     "store_calibration",
     "store_gold_sheet",
+    "store_gold_sheets",
 ]
 
 OPTIONS_BY_FORMAT = {"mcq4": 4, "pseudo_mcq10": 10}
@@ -165,8 +167,27 @@ def store_audit(
 
 
 def store_gold_sheet(db: Database, sheet: GoldSheet) -> None:
-    """Replace the sheet's items and ratings (by sheet name) in one transaction."""
-    with db.transaction() as conn, conn.cursor() as cur:
+    store_gold_sheets(db, [sheet])
+
+
+def store_gold_sheets(db: Database, sheets: Sequence[GoldSheet]) -> None:
+    """Replace each sheet's items and ratings (by sheet name), all sheets in one transaction: a command importing
+    several sheets stores all of them or none. A sheet without items is refused (it would only delete)."""
+    names = [s.name for s in sheets]
+    if len(set(names)) != len(names):
+        raise ValueError(
+            f"two gold sheets share a name (the file stem): {sorted(n for n in names if names.count(n) > 1)}"
+        )
+    for sheet in sheets:
+        if not sheet.items:
+            raise ValueError(f"gold sheet {sheet.name!r} has no items: nothing was imported")
+    with db.transaction() as conn:
+        for sheet in sheets:
+            _replace_gold_sheet(conn, sheet)
+
+
+def _replace_gold_sheet(conn: Connection, sheet: GoldSheet) -> None:
+    with conn.cursor() as cur:
         cur.execute("DELETE FROM gold_labels WHERE sheet = %s", (sheet.name,))
         cur.execute("DELETE FROM gold_items WHERE sheet = %s", (sheet.name,))
         insert_rows(
