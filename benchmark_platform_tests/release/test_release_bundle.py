@@ -30,6 +30,7 @@ from benchmark_platform.release.bundle import (
     assemble,
     diff_releases,
     list_releases,
+    read_lineage,
     read_manifest,
     sha256_file,
     verify_release,
@@ -118,9 +119,10 @@ def test_release_verifies_and_names_every_tampered_file(built, tmp_path):
     assert cli(["release", "verify", str(copy)]) == 1
 
 
-def test_manifest_records_every_upstream_partition_with_versions_and_run(built):
-    spec, manifest = built["spec"], read_manifest(built["dir"])
-    assets = manifest["provenance"]["assets"]
+def test_lineage_records_every_upstream_partition_with_versions_and_run(built):
+    spec, lineage = built["spec"], read_lineage(built["dir"])
+    assert lineage["dagster_run_id"] and lineage["built_at"]
+    assets = lineage["assets"]
     assert set(assets[f"{spec.name}/audit_findings"]) == DISCIPLINES
     assert set(assets[f"{spec.name}/source_documents"]) == SOURCES
     assert set(assets[f"{spec.name}/analysis"]) == {""}
@@ -164,7 +166,7 @@ def test_rebuild_refuses_a_spec_the_code_no_longer_accepts(built, tmp_path):
     manifest["files"]["spec.json"]["sha256"] = sha256_file(copy / "spec.json")
     (copy / MANIFEST).write_text(json.dumps(manifest))
     assert verify_release(copy) == []
-    revision = re.escape(manifest["provenance"]["code_revision"] or "not recorded")
+    revision = re.escape(read_lineage(copy)["code_revision"] or "not recorded")
     with pytest.raises(SpecError, match=f"selection.retired_setting.*{revision}"):
         rebuild_release(copy, built["instance"], built["resources"], log=lambda _: None)
 
@@ -384,3 +386,30 @@ def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path,
     assert cli(["release", "diff", str(built["dir"]), str(edited)]) == 0
     assert "1 added, 1 removed, 1 changed" in capsys.readouterr().out
     assert db.scalar("SELECT count(*) FROM releases WHERE spec = %s", (spec.name,)) == 2
+
+
+def test_a_rerun_leaves_every_file_but_the_lineage_byte_identical(built):
+    """manifest.json holds what the release is; the run's ids and times go to lineage.json alone (issue 22, 8)."""
+    directory = built["dir"]
+    before = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+    lineage_before = read_lineage(directory)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(DATABASE_URL_ENV, built["db"].url)
+        materialize_all(built["spec"], instance=built["instance"], resources=built["resources"], log=lambda _: None)
+    after = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+    assert set(after) == set(before)
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert changed == ["lineage.json"]
+    assert read_lineage(directory)["dagster_run_id"] != lineage_before["dagster_run_id"]
+    assert "provenance" not in read_manifest(directory) and "dagster_run_id" not in (directory / MANIFEST).read_text()
+
+
+def test_a_damaged_manifest_is_one_clear_error(built, tmp_path, capsys):
+    copy = tmp_path / "wine" / "v0.1"
+    shutil.copytree(built["dir"], copy)
+    text = (copy / MANIFEST).read_bytes()
+    (copy / MANIFEST).write_bytes(text[: len(text) // 2])
+    assert cli(["release", "verify", str(copy)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {copy / MANIFEST}: the release's manifest is damaged"), err
+    assert cli(["release", "list", "--root", str(tmp_path)]) == 2
