@@ -30,6 +30,8 @@ class InputLimits:
 def read_input(path: Path, limits: InputLimits, flag: str = "--max-bytes") -> bytes:
     """The file's bytes, refused when missing, empty (an empty file never replaces an earlier import) or too big."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: a folder, not a file")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     size = path.stat().st_size
@@ -41,6 +43,15 @@ def read_input(path: Path, limits: InputLimits, flag: str = "--max-bytes") -> by
     if not data.strip(b" \t\r\n\xef\xbb\xbf"):
         raise InputError(f"{path}: only blank space; nothing was imported")
     return data
+
+
+def check_text(path: Path, text: str) -> str:
+    """Decoded text of an import, refused when it holds a NUL character (a binary file, and PostgreSQL text cannot
+    store it)."""
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError(f"{path}:{line}: a NUL character: this is not a text file")
+    return text
 
 
 def check_rows(where: str, rows: int, limits: InputLimits, flag: str = "--max-rows") -> None:

@@ -28,6 +28,7 @@ from benchmark_platform.inputs import (
     InputLimits,
     check_nesting,
     check_rows,
+    check_text,
     finite_number,
     read_input,
 )
@@ -103,6 +104,7 @@ def read_gold_sheet(
         text, encoding = decode(read_input(path, limits))
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: neither UTF-8 nor Windows-1252 (byte {exc.start}); save it as UTF-8") from None
+    check_text(path, text)
     sheet = GoldSheet(path.stem, encoding)
     rubrics, seen = tuple(rubrics), set()
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -133,7 +135,7 @@ def _read_rows(
             raise InputError(f"{where}: needs an item id (uuid / item_id) and a question_text")
         options = _options(row.get("options") or "", where, limits)
         key = (row.get("correct_answer") or "").strip().upper()
-        if key not in LETTERS[: len(options)]:
+        if len(key) != 1 or key not in LETTERS[: len(options)]:  # "" is in every string
             raise InputError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
         difficulty = (row.get("difficulty") or "").strip()
         if ref not in seen:  # several reviewers may rate the same question on their own rows
