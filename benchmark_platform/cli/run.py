@@ -46,10 +46,12 @@ def materialize_all(
     instance=None,
     resources: dict | None = None,  # noqa: ANN001
     log=print,
+    console_level: str = "DEBUG",
 ) -> None:  # noqa: ANN001 - a print-like callable
     """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
 
-    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.
+    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions';
+    `console_level` is the threshold of Dagster's console log (every event is in the instance's event log anyway).
     """
     import dagster as dg
 
@@ -92,6 +94,7 @@ def materialize_all(
                 resources=resources,
                 raise_on_error=True,
                 tags=run_tags(),
+                run_config={"loggers": {"console": {"config": {"log_level": console_level}}}},
             )
             log(
                 f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "
@@ -121,7 +124,9 @@ def _run(args: argparse.Namespace) -> int:
     from benchmark_platform.cli.runs import recover
 
     recover()  # a run killed earlier must not hold the pools this one needs
-    materialize_all(spec)
+    # Dagster's console repeats every event with stack traces; the CLI prints progress per partition and one error
+    # line (the events stay in the instance, the UI shows them); --debug restores it
+    materialize_all(spec, console_level="DEBUG" if args.debug else "CRITICAL")
     db = Database(url)
     print("rows: " + ", ".join(f"{table} {count}" for table, count in summary(db, spec).items()))
     path = db.scalar("SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version))

@@ -272,9 +272,20 @@ def compare_files(expected: dict[str, object], actual: dict[str, object]) -> lis
     )
 
 
+def _read_table(directory: Path, name: str) -> pl.DataFrame:
+    path = directory / "data" / f"{name}.parquet"
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"{path}: unreadable ({first}); check the release with `benchmark-platform release verify`"
+        ) from None
+
+
 def _items_with_options(directory: Path) -> pl.DataFrame:
-    items = pl.read_parquet(directory / "data" / "items.parquet")
-    options = pl.read_parquet(directory / "data" / "options.parquet")
+    items = _read_table(directory, "items")
+    options = _read_table(directory, "options")
     if not items.height:
         return pl.DataFrame(
             {"item_id": [], "discipline": [], "content": []},
