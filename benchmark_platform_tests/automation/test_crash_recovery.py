@@ -107,3 +107,58 @@ def test_a_reused_pid_is_not_the_process_that_started_the_run():
     assert process_alive(os.getpid(), started)
     assert not process_alive(os.getpid(), started - 3600), "this process started after that moment"
     assert not process_alive(2**22 + 12345, started)
+
+
+def test_a_database_lost_mid_run_is_one_error_line_and_the_next_run_recovers(spec_file, tmp_path):
+    """A throwaway PostgreSQL cluster (never the machine's) stopped while the run is inside a step: the CLI says so
+    in one line; once the server is back, the next run fails the interrupted one, frees its slots and completes."""
+    from benchmark_platform.store.embedded import EmbeddedPostgres
+
+    cluster = EmbeddedPostgres(tmp_path / "pg")
+    try:
+        url = cluster.up().url()
+        out = tmp_path / "lost"
+        process = cli(["run", "--spec", str(spec_file)], cli_env(url), out)
+        run_id = wait_inside_step(url, "wine__facts", process)
+        assert run_id, out.with_suffix(".stderr").read_text()[-2000:]
+        cluster.down()
+        assert process.wait() == 2
+        err = out.with_suffix(".stderr").read_text()
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and errors[0].startswith("error: lost the database"), err[-3000:]
+        assert "Traceback (most recent call last)" not in err and "Stack Trace:" not in err, err[-3000:]
+
+        url = cluster.up().url()  # back (on a new port)
+        assert run_status(url, run_id) == "STARTED", "the lost run could not record its end"
+        rerun = cli(["run", "--spec", str(spec_file)], cli_env(url), tmp_path / "rerun")
+        assert finish(rerun, tmp_path / "rerun") == 0, (tmp_path / "rerun.stderr").read_text()[-3000:]
+        assert f"run {run_id}" in (tmp_path / "rerun.stdout").read_text()
+        assert run_status(url, run_id) == "FAILURE" and slots_held(url, run_id) == 0
+    finally:
+        cluster.down()
+
+
+def test_the_daemons_run_monitoring_fails_a_run_whose_worker_is_gone(fresh_database, monkeypatch):
+    """`make dev`: dagster.yaml's launcher answers run monitoring's health check, so the daemon fails a dead run
+    (monitor_started_run is what the daemon calls every poll_interval_seconds)."""
+    import logging
+
+    from dagster._daemon.monitoring.run_monitoring import monitor_started_run
+
+    from benchmark_platform.defs.automation.recovery import LocalRunLauncher
+    from benchmark_platform.paths import PROJECT_ROOT
+    from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, dagster_database_url
+
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", fresh_database())
+    monkeypatch.setenv(DAGSTER_DATABASE_URL_ENV, dagster_database_url())
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    with dg.DagsterInstance.from_config(str(PROJECT_ROOT)) as instance:
+        assert isinstance(instance.run_launcher, LocalRunLauncher) and instance.run_monitoring_enabled
+        assert instance.run_monitoring_max_resume_run_attempts == 0
+        run = create_run_for_test(instance, job_name="dead_job", status=dg.DagsterRunStatus.STARTED)
+        event = dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name=run.job_name, pid=gone.pid)
+        instance.report_dagster_event(event, run_id=run.run_id)
+        record = instance.get_run_records(dg.RunsFilter(run_ids=[run.run_id]))[0]
+        monitor_started_run(instance, None, record, logging.getLogger("test"))
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
