@@ -26,6 +26,7 @@ from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.release.assets import ReleaseDirectory, ReleaseKey
 from benchmark_platform.defs.release.rebuild import rebuild_release
 from benchmark_platform.release.bundle import (
+    LINEAGE,
     MANIFEST,
     assemble,
     diff_releases,
@@ -176,7 +177,7 @@ def test_every_file_carries_the_canary(built):
     files = read_manifest(directory)["files"]
     assert {"croissant.json", "datasheet.md", "spec.json", "data/items.parquet"} <= set(files)
     assert any(p.startswith("plots/") for p in files) and any(p.startswith("sealed/") for p in files)
-    for path in [*files, MANIFEST]:
+    for path in [*files, MANIFEST, LINEAGE]:
         if path.endswith(".parquet"):
             assert pl.read_parquet_metadata(directory / path)["canary"] == canary, path
         else:

@@ -113,6 +113,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         fingerprint = spec_fingerprint(spec.model_dump_json())
         manifest = manifest_of(spec, files, rows, split, fingerprint, RELEASE_CODE_VERSION)
         lineage = {
+            "canary": spec.release.canary,  # every file of a release carries it
             "spec_sha256": fingerprint,
             "dagster_run_id": context.run.run_id,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
