@@ -10,6 +10,7 @@
 - Bad inputs: the corpus of bench/_badinputs.py through the CLI's entry point: `clear_errors` counts cases with a
   non-zero exit, one `error:` line and no traceback; `tracebacks` counts Python tracebacks and Dagster stack traces
   in every corpus case and every rerun; a gold sheet imported first must be unchanged (else its rows count as lost).
+  Three more bad inputs are met inside a run: a corrupted snapshot body, anchors nested 100,000 deep or cut short.
 - LLM batch: a gateway batch of 120 calls at concurrency 8 against a scripted server (1 s per call), killed mid-batch,
   then resumed: `calls_in_flight_at_kill` (sent, no answer journalled), `calls_repaid_in_flight` (asked again by the
   resume: unavoidable, their answers never arrived), `calls_repaid_completed` (answered and journalled before the kill
@@ -28,6 +29,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg2
@@ -169,6 +171,38 @@ def bad_inputs(dbs: Databases, work: Path) -> dict[str, int]:
     }
 
 
+def pipeline_inputs(dbs: Databases, spec_file: Path, work: Path) -> dict[str, int]:
+    """Bad inputs met inside a run (`benchmark-platform run` subprocesses on copies of the trimmed spec): a corrupted
+    snapshot body (ingest), an anchors file nested 100,000 brackets deep and an anchors file cut mid-way (anchors)."""
+    import shutil
+
+    cases: dict[str, Callable[[Path], None]] = {
+        "snapshot_body_corrupted": lambda d: [
+            b.write_bytes(b"\x1f\x8b corrupted") for b in d.glob("snapshot/bodies/*")
+        ],
+        "anchors_100k_brackets": lambda d: (d / "anchors/regions/anchors.yaml").write_text(
+            "discipline: regions\nk_total: " + "[" * 50_000 + "]" * 50_000 + "\n"
+        ),
+        "anchors_truncated": lambda d: (d / "anchors/regions/anchors.yaml").write_bytes(
+            (d / "anchors/regions/anchors.yaml").read_bytes()[:200]
+        ),
+    }
+    clear = traces = 0
+    for name, damage in cases.items():
+        folder = work / f"bad_{name}"
+        shutil.copytree(spec_file.parent, folder)
+        damage(folder)
+        out = work / f"bad_{name}"
+        code = finish(cli(["run", "--spec", str(folder / "spec.yaml")], cli_env(dbs.new()), out), out)
+        err = out.with_suffix(".stderr").read_text()
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        traced = _traces(out.with_suffix(".stderr")) > 0
+        clear += int(code not in (0, -1) and len(errors) == 1 and not traced)
+        traces += int(traced)
+        print(f"{name}: exit {code}: {errors[-1] if errors else err[-300:]!r}")
+    return {"bad_inputs": len(cases), "clear_errors": clear, "tracebacks": traces}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points", default=",".join(POINTS), help="steps to kill in, comma-separated")
@@ -185,6 +219,8 @@ def main() -> None:
         figures["tracebacks"] = int(figures["tracebacks"]) + corpus_figures.pop("corpus_tracebacks")
         figures["rows_lost"] = int(figures["rows_lost"]) + corpus_figures.pop("corpus_rows_changed")
         figures |= corpus_figures
+        for key, value in pipeline_inputs(dbs, spec_file, work).items():
+            figures[key] = int(figures[key]) + value
         if not args.skip_gateway:
             from benchmark_platform.bench._gateway_kill import kill_mid_batch
 

@@ -136,6 +136,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     prepare_environment()
+    from benchmark_platform.cli.runs import recover
+
+    recover()  # at once; afterwards the daemon's run monitoring does it (dagster.yaml)
     command = [
         sys.executable,
         "-m",
