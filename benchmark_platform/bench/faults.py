@@ -91,12 +91,24 @@ def finish(process: subprocess.Popen[bytes], out: Path) -> int:
     return process.returncode
 
 
-def _release_manifest(out: Path) -> bytes | None:
+def _release_dir(out: Path) -> Path | None:
     for line in out.with_suffix(".stdout").read_text().splitlines():
         if line.startswith("release: "):
-            path = Path(line.removeprefix("release: ")) / "manifest.json"
-            return path.read_bytes() if path.is_file() else None
+            return Path(line.removeprefix("release: "))
     return None
+
+
+def _keep_release(out: Path, where: Path) -> dict[str, object] | None:
+    """A copy of the release a run wrote (every run writes the same folder) and its manifest."""
+    import shutil
+
+    from benchmark_platform.release.bundle import read_manifest
+
+    directory = _release_dir(out)
+    if directory is None or not (directory / "manifest.json").is_file():
+        return None
+    shutil.copytree(directory, where)
+    return read_manifest(where)
 
 
 def _traces(*paths: Path) -> int:
@@ -110,7 +122,7 @@ def kill_and_rerun(dbs: Databases, spec_file: Path, work: Path, points: list[str
     if code != 0:
         raise RuntimeError(f"the clean reference run failed: {ref_out.with_suffix('.stderr')}")
     reference = row_counts(Database(ref_url), "wine")
-    ref_manifest = _release_manifest(ref_out)
+    ref_manifest = _keep_release(ref_out, work / "release_reference")
     log(f"reference: {reference}")
     figures = {"faults_injected": 0, "runs_completed_after_fault": 0, "rows_lost": 0, "rows_duplicated": 0}
     figures |= {"kills_missed": 0, "dead_runs_holding_slots": 0, "releases_identical": 0, "tracebacks": 0}
@@ -132,7 +144,12 @@ def kill_and_rerun(dbs: Databases, spec_file: Path, work: Path, points: list[str
         counts = row_counts(Database(url), "wine")
         lost = sum(max(0, reference[t] - counts[t]) for t in reference)
         duplicated = sum(max(0, counts[t] - reference[t]) for t in reference)
-        identical = code == 0 and _release_manifest(rerun_out) == ref_manifest
+        manifest = _keep_release(rerun_out, work / f"release_{point}") if code == 0 else None
+        identical = manifest is not None and manifest == ref_manifest
+        if manifest is not None and ref_manifest is not None and not identical:
+            from benchmark_platform.release.bundle import compare_files
+
+            log(f"{point}: release differs from the reference: {compare_files(ref_manifest, manifest)[:8]}")
         figures["runs_completed_after_fault"] += int(code == 0)
         figures["rows_lost"] += lost
         figures["rows_duplicated"] += duplicated
