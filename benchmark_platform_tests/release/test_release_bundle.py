@@ -19,6 +19,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from benchmark_platform.bench._faultkit import trimmed_spec
 from benchmark_platform.cli.main import main as cli
 from benchmark_platform.cli.run import materialize_all
 from benchmark_platform.defs import build_definitions
@@ -39,7 +40,7 @@ from benchmark_platform.release.bundle import (
 from benchmark_platform.release.exports import task_name
 from benchmark_platform.release.seal import new_key, unseal
 from benchmark_platform.release.tables import read_plots, read_release_tables
-from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
+from benchmark_platform.spec import BenchmarkSpec, SpecError
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
@@ -48,27 +49,8 @@ SOURCES = {"ttb_ava_geojson"}
 
 
 def trimmed_wine(**release: object) -> BenchmarkSpec:
-    """The bundled wine spec cut down to one source and one discipline (same code path, a fraction of the time):
-    every entry naming a dropped discipline or source is dropped, whichever section it is in."""
-    spec = load_spec("wine")
-    data = json.loads(spec.model_dump_json())
-    data["taxonomy"][0]["children"] = [c for c in data["taxonomy"][0]["children"] if c["key"] in DISCIPLINES]
-    data["sources"] = [s for s in data["sources"] if s["id"] in SOURCES]
-    dropped = (set(spec.discipline_keys) - DISCIPLINES) | ({s.id for s in spec.sources} - SOURCES)
-
-    def prune(node: object) -> object:
-        if isinstance(node, dict):
-            if dropped & {node.get("discipline"), node.get("source")}:
-                return None
-            kept = {k: prune(v) for k, v in node.items() if k not in dropped}
-            return {k: v for k, v in kept.items() if v is not None or node[k] is None}
-        if isinstance(node, list):
-            return [x for x in map(prune, node) if x is not None]
-        return None if isinstance(node, str) and node in dropped else node
-
-    data = {k: v if k in {"taxonomy", "sources"} else prune(v) for k, v in data.items()}
-    data["release"].update(release)
-    return BenchmarkSpec.model_validate({**data, "directory": spec.directory})
+    """The bundled wine spec cut down to one source and one discipline (same code path, a fraction of the time)."""
+    return trimmed_spec(DISCIPLINES, SOURCES, **release)
 
 
 @pytest.fixture(scope="module")
