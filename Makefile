@@ -35,7 +35,7 @@ db-down: setup
 	$(BIN)/benchmark-platform db down
 
 bench: setup
-	@for b in $$(ls benchmark_platform/bench/*.py | xargs -n1 basename | sed 's/\.py$$//' | grep -v '^__'); do \
+	@for b in $$(ls benchmark_platform/bench/*.py | xargs -n1 basename | sed 's/\.py$$//' | grep -v '^_'); do \
 		echo "== $$b"; $(BIN)/python -m benchmark_platform.bench $$b | tail -n 1; done
 
 clean:

@@ -30,6 +30,7 @@ from benchmark_platform.anchors.models import (
     Prototype,
     Stratum,
 )
+from benchmark_platform.inputs import DEFAULT_LIMITS, InputError, InputLimits, check_nesting, check_rows
 
 MAIN_FILE = "anchors.yaml"
 TABLES: dict[str, type[BaseModel]] = {
@@ -68,9 +69,15 @@ class _LineLoader(yaml.SafeLoader):
         return mapping
 
 
-def _load_yaml(path: Path, data: bytes) -> Any:
+def _load_yaml(path: Path, data: bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
     try:
-        return yaml.load(data.decode("utf-8"), Loader=_LineLoader)  # a SafeLoader subclass
+        text = data.decode("utf-8")
+        check_nesting(str(path), text, limits)  # PyYAML recurses once per level: refuse deep nesting before parsing
+        return yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
+    except InputError as exc:
+        raise AnchorFileError(path, 0, str(exc).removeprefix(f"{path}: ")) from None
+    except RecursionError:
+        raise AnchorFileError(path, 0, "nested too deeply to read") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", -1) + 1
         raise AnchorFileError(path, line, f"not valid YAML: {exc}") from exc
@@ -103,8 +110,15 @@ def _csv_rows(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise AnchorFileError(path, 0, f"not UTF-8: {exc}") from exc
     reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise AnchorFileError(path, 1, "missing header row")
+    try:
+        if not reader.fieldnames:
+            raise AnchorFileError(path, 1, "missing header row")
+        yield from _csv_records(path, reader)
+    except csv.Error as exc:
+        raise AnchorFileError(path, reader.line_num, f"not a readable CSV row: {exc}") from None
+
+
+def _csv_records(path: Path, reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     for record in reader:
         if None in record:
             raise AnchorFileError(path, reader.line_num, "more fields than the header names")
@@ -115,9 +129,21 @@ def _csv_rows(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _table_rows(
-    name: str, main_path: Path, inline: Any, folder: Path, files: dict[str, bytes]
+    name: str, main_path: Path, inline: Any, folder: Path, files: dict[str, bytes], limits: InputLimits = DEFAULT_LIMITS
 ) -> list[tuple[Path, int, dict[str, Any]]]:
     """The raw rows of one table with their (file, line), from wherever the table lives."""
+    rows = _raw_table_rows(name, main_path, inline, folder, files, limits)
+    if len(rows) > limits.max_rows:
+        try:
+            check_rows(f"table {name!r}", len(rows), limits)
+        except InputError as exc:
+            raise AnchorFileError(rows[0][0], 0, str(exc)) from None
+    return rows
+
+
+def _raw_table_rows(
+    name: str, main_path: Path, inline: Any, folder: Path, files: dict[str, bytes], limits: InputLimits
+) -> list[tuple[Path, int, dict[str, Any]]]:
     sources = [f for f in (f"{name}.csv", f"{name}.yaml", f"{name}.yml") if f in files]
     if len(sources) + (inline is not None) > 1:
         places = sources + ([MAIN_FILE] if inline is not None else [])
@@ -131,7 +157,7 @@ def _table_rows(
         return [(path, line, row) for line, row in _csv_rows(path, files[sources[0]])]
     else:
         path = folder / sources[0]
-        rows = _load_yaml(path, files[sources[0]])
+        rows = _load_yaml(path, files[sources[0]], limits)
         if rows is None:
             return []
     if not isinstance(rows, list):
@@ -159,20 +185,24 @@ def version_of(files: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def anchor_files(folder: Path) -> dict[str, bytes]:
-    """The files of one discipline folder that an import reads, by name."""
+def anchor_files(folder: Path, limits: InputLimits = DEFAULT_LIMITS) -> dict[str, bytes]:
+    """The files of one discipline folder that an import reads, by name (each within the size limit)."""
     wanted = {MAIN_FILE} | {f"{t}.{ext}" for t in TABLES for ext in ("csv", "yaml", "yml")}
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name in wanted}
+    paths = [p for p in sorted(folder.iterdir()) if p.is_file() and p.name in wanted]
+    for path in paths:
+        if path.stat().st_size > limits.max_bytes:
+            raise AnchorFileError(path, 0, f"{path.stat().st_size:,} bytes is over the limit of {limits.max_bytes:,}")
+    return {p.name: p.read_bytes() for p in paths}
 
 
-def load_anchor_set(folder: Path) -> AnchorSet:
+def load_anchor_set(folder: Path, limits: InputLimits = DEFAULT_LIMITS) -> AnchorSet:
     """Read and validate one discipline folder; raises AnchorFileError naming the file and row."""
     folder = Path(folder)
-    files = anchor_files(folder)
+    files = anchor_files(folder, limits)
     main_path = folder / MAIN_FILE
     if MAIN_FILE not in files:
         raise AnchorFileError(main_path, 0, "missing: every anchor folder needs anchors.yaml")
-    header = _load_yaml(main_path, files[MAIN_FILE])
+    header = _load_yaml(main_path, files[MAIN_FILE], limits)
     if not isinstance(header, dict):
         raise AnchorFileError(main_path, 1, "must be a mapping with discipline, k_total and prototype")
     unknown = set(header) - _HEADER_KEYS - set(TABLES) - {"__line__"}
@@ -189,7 +219,7 @@ def load_anchor_set(folder: Path) -> AnchorSet:
 
     tables: dict[str, list[tuple[Path, int, Any]]] = {}
     for name, model in TABLES.items():
-        raw_rows = _table_rows(name, main_path, header.get(name), folder, files)
+        raw_rows = _table_rows(name, main_path, header.get(name), folder, files, limits)
         tables[name] = [(path, line, _validate(model, row, path, line)) for path, line, row in raw_rows]
 
     _unique(tables["anchor_items"], "id", "anchor item")

@@ -22,6 +22,16 @@ import numpy as np
 
 from benchmark_platform.audit.agents import LETTERS, AuditItem, Finding
 from benchmark_platform.audit.config import AuditConfig
+from benchmark_platform.inputs import (
+    DEFAULT_LIMITS,
+    InputError,
+    InputLimits,
+    check_nesting,
+    check_rows,
+    check_text,
+    finite_number,
+    read_input,
+)
 
 SHEET_RUBRICS = (
     "answer_correct",
@@ -35,6 +45,7 @@ SHEET_RUBRICS = (
     "verbatim_copy",
     "wine_category_leak",
 )
+RATING_RANGE = (0.0, 5.0)  # gold sheets rate 0/1, the review app 1..5 (AuditConfig's RubricLink)
 
 
 @dataclass(frozen=True)
@@ -61,16 +72,17 @@ def decode(raw: bytes) -> tuple[str, str]:
         return raw.decode("cp1252", errors="strict"), "cp1252"
 
 
-def _options(text: str, where: str) -> list[str]:
+def _options(text: str, where: str, limits: InputLimits) -> list[str]:
+    check_nesting(f"{where}: options", text, limits)  # before parsing: both parsers recurse once per bracket
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError) as e:
-            raise ValueError(f"{where}: options are neither JSON nor a Python literal list") from e
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
+            raise InputError(f"{where}: options are neither JSON nor a Python literal list") from e
     if not isinstance(value, list) or not value:
-        raise ValueError(f"{where}: options must be a non-empty list")
+        raise InputError(f"{where}: options must be a non-empty list")
     return [str(o["text"]) if isinstance(o, dict) else str(o) for o in value]
 
 
@@ -79,22 +91,53 @@ def _facts(text: str) -> tuple[str, ...]:
     return tuple(parts or ([text.strip()] if text.strip() else []))
 
 
-def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[str] = SHEET_RUBRICS) -> GoldSheet:
+def read_gold_sheet(
+    path: Path,
+    reviewer: str = "reviewer_1",
+    rubrics: Iterable[str] = SHEET_RUBRICS,
+    limits: InputLimits = DEFAULT_LIMITS,
+) -> GoldSheet:
     """A gold sheet: one rated question per row (question_text, options, correct_answer, source_fact(s), rubric
-    columns with numeric ratings; blank = not rated). A `reviewer` column overrides the default reviewer."""
-    text, encoding = decode(path.read_bytes())
+    columns with ratings in RATING_RANGE; blank = not rated). A `reviewer` column overrides the default reviewer.
+    The whole file is validated (InputError naming file and line) before anything is returned."""
+    try:
+        text, encoding = decode(read_input(path, limits))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: neither UTF-8 nor Windows-1252 (byte {exc.start}); save it as UTF-8") from None
+    check_text(path, text)
     sheet = GoldSheet(path.stem, encoding)
-    rubrics, seen = tuple(rubrics), set()
-    for n, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+    rubrics = tuple(rubrics)
+    seen: set[str] = set()
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        sheet = _read_rows(path, reader, sheet, reviewer, rubrics, seen, limits)
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: not a readable CSV row: {exc}") from None
+    if not sheet.items:
+        raise InputError(f"{path}: a header but no rows; nothing was imported")
+    return sheet
+
+
+def _read_rows(
+    path: Path,
+    reader: csv.DictReader[str],
+    sheet: GoldSheet,
+    reviewer: str,
+    rubrics: tuple[str, ...],
+    seen: set[str],
+    limits: InputLimits,
+) -> GoldSheet:
+    for n, row in enumerate(reader, start=2):
         where = f"{path}:{n}"
+        check_rows(str(path), n - 1, limits)
         ref = row.get("uuid") or row.get("item_id") or row.get("public_qid")
         question = row.get("question_text") or row.get("question")
         if not ref or not question:
-            raise ValueError(f"{where}: needs an item id (uuid / item_id) and a question_text")
-        options = _options(row.get("options") or "", where)
+            raise InputError(f"{where}: needs an item id (uuid / item_id) and a question_text")
+        options = _options(row.get("options") or "", where, limits)
         key = (row.get("correct_answer") or "").strip().upper()
-        if key not in LETTERS[: len(options)]:
-            raise ValueError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
+        if len(key) != 1 or key not in LETTERS[: len(options)]:  # "" is in every string
+            raise InputError(f"{where}: correct_answer {key!r} is not one of the {len(options)} option letters")
         difficulty = (row.get("difficulty") or "").strip()
         if ref not in seen:  # several reviewers may rate the same question on their own rows
             seen.add(ref)
@@ -117,10 +160,8 @@ def read_gold_sheet(path: Path, reviewer: str = "reviewer_1", rubrics: Iterable[
             value = (row.get(rubric) or "").strip()
             if not value:
                 continue
-            try:
-                sheet.ratings.append(Rating(ref, who, rubric, float(value)))
-            except ValueError as e:
-                raise ValueError(f"{where}: column {rubric!r}: {value!r} is not a number") from e
+            rating = finite_number(f"{where}: column {rubric!r}", value, *RATING_RANGE)
+            sheet.ratings.append(Rating(ref, who, rubric, rating))
     return sheet
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from psycopg2.extensions import connection as Connection
+
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
 from benchmark_platform.audit.policy import Action
@@ -24,6 +26,7 @@ __all__ = [
     "store_audit",
     "store_calibration",
     "store_gold_sheet",
+    "store_gold_sheets",
 ]
 
 OPTIONS_BY_FORMAT = {"mcq4": 4, "pseudo_mcq10": 10}
@@ -166,8 +169,27 @@ def store_audit(
 
 
 def store_gold_sheet(db: Database, sheet: GoldSheet) -> None:
-    """Replace the sheet's items and ratings (by sheet name) in one transaction."""
-    with db.transaction() as conn, conn.cursor() as cur:
+    store_gold_sheets(db, [sheet])
+
+
+def store_gold_sheets(db: Database, sheets: Sequence[GoldSheet]) -> None:
+    """Replace each sheet's items and ratings (by sheet name), all sheets in one transaction: a command importing
+    several sheets stores all of them or none. A sheet without items is refused (it would only delete)."""
+    names = [s.name for s in sheets]
+    if len(set(names)) != len(names):
+        raise ValueError(
+            f"two gold sheets share a name (the file stem): {sorted(n for n in names if names.count(n) > 1)}"
+        )
+    for sheet in sheets:
+        if not sheet.items:
+            raise ValueError(f"gold sheet {sheet.name!r} has no items: nothing was imported")
+    with db.transaction() as conn:
+        for sheet in sheets:
+            _replace_gold_sheet(conn, sheet)
+
+
+def _replace_gold_sheet(conn: Connection, sheet: GoldSheet) -> None:
+    with conn.cursor() as cur:
         cur.execute("DELETE FROM gold_labels WHERE sheet = %s", (sheet.name,))
         cur.execute("DELETE FROM gold_items WHERE sheet = %s", (sheet.name,))
         insert_rows(

@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from benchmark_platform.inputs import InputLimits
 from benchmark_platform.spec import DEFAULT_SPEC
 
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     gold.add_argument("sheets", type=Path, nargs="+")
     gold.add_argument("--reviewer", help="reviewer of rows without a `reviewer` column (default: the sheet's name)")
+    add_limit_flags(gold)
     gold.set_defaults(handler=_import_gold)
 
     kappa = commands.add_parser("kappa", help="Cohen's kappa per agent against the human rubrics of gold sheets")
@@ -30,20 +32,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kappa.set_defaults(handler=_kappa)
 
 
+def add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """--max-bytes/--max-rows/--max-depth: raise an import's limits (benchmark_platform.inputs.InputLimits)."""
+    defaults = InputLimits()
+    parser.add_argument("--max-bytes", type=int, default=defaults.max_bytes, help="largest file accepted")
+    parser.add_argument("--max-rows", type=int, default=defaults.max_rows, help="most rows accepted per file")
+    parser.add_argument("--max-depth", type=int, default=defaults.max_depth, help="deepest bracket nesting in a field")
+
+
+def limits_of(args: argparse.Namespace) -> InputLimits:
+    return InputLimits(max_bytes=args.max_bytes, max_rows=args.max_rows, max_depth=args.max_depth)
+
+
 def _import_gold(args: argparse.Namespace) -> int:
     from benchmark_platform.audit.calibration import read_gold_sheet
-    from benchmark_platform.audit.persist import store_gold_sheet
+    from benchmark_platform.audit.persist import store_gold_sheets
     from benchmark_platform.store import Database, database_url, migrate
 
+    limits = limits_of(args)
+    # every sheet is read and validated before anything is written; then all are stored in one transaction
+    sheets = [(path, read_gold_sheet(path, reviewer=args.reviewer or path.stem, limits=limits)) for path in args.sheets]
     db = Database(database_url(start_embedded=True))
     migrate(db)
-    for path in args.sheets:
-        try:
-            sheet = read_gold_sheet(path, reviewer=args.reviewer or path.stem)
-        except (OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        store_gold_sheet(db, sheet)
+    store_gold_sheets(db, [sheet for _, sheet in sheets])
+    for path, sheet in sheets:
         print(
             f"{path}: {len(sheet.items)} items, {len(sheet.ratings)} ratings ({sheet.encoding}) as sheet {sheet.name!r}"
         )

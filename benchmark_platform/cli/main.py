@@ -1,4 +1,9 @@
-"""Entry point of `benchmark-platform`: discovers subcommand modules in this package."""
+"""Entry point of `benchmark-platform`: discovers subcommand modules in this package.
+
+One error boundary: an expected failure (bad input file, bad encoding, corrupted snapshot, lost database, failed
+release check) prints one `error:` line naming what is wrong and exits 2; `--debug` (anywhere on the command line)
+shows the traceback instead. Anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,38 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from collections.abc import Iterator
 
 import benchmark_platform.cli as cli_package
+
+DEBUG_FLAG = "--debug"
+
+# Expected failures by class (module-qualified names, matched along the MRO, so nothing is imported to check them).
+_INPUT_ERRORS = {
+    "builtins.ValueError",  # bad input (our validators, UnicodeDecodeError, JSONDecodeError)
+    "builtins.OSError",  # missing / unreadable file
+    "benchmark_platform.store.migrations.MigrationError",
+    "benchmark_platform.store.settings.DatabaseNotConfigured",
+    "benchmark_platform.ingest.snapshot.SnapshotError",
+    "benchmark_platform.ingest.fetch.FetchError",
+    "benchmark_platform.ingest.fetch.NetworkForbidden",
+    "benchmark_platform.llm.gateway.CostCapReached",
+}
+_DATABASE_LOST = {
+    "psycopg2.OperationalError",
+    "psycopg2.InterfaceError",
+    "dagster_postgres.utils.DagsterPostgresException",
+    "sqlalchemy.exc.OperationalError",
+}
+LOST_DATABASE_HINT = (
+    "check that it answers (`benchmark-platform db status`, or start it with `benchmark-platform db up`), then rerun: "
+    "the next run fails the interrupted one and frees its slots"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchmark-platform", description=__doc__)
+    parser.add_argument(DEBUG_FLAG, action="store_true", help="show the traceback of a failure")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for info in sorted(pkgutil.iter_modules(cli_package.__path__), key=lambda i: i.name):
         if info.name == "main":
@@ -22,21 +53,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, then what it wraps: Dagster's step errors (user_exception), causes and contexts."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo += [getattr(current, "user_exception", None), current.__cause__, current.__context__]
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {f"{cls.__module__}.{cls.__qualname__}" for cls in type(exc).__mro__}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def expected_error(exc: BaseException) -> str | None:
+    """The one-line message of an expected failure anywhere in the chain; None for a bug."""
+    chain = list(_chain(exc))
+    for current in chain:  # a lost database explains every later symptom, so it wins
+        if _names(current) & _DATABASE_LOST:
+            return f"lost the database ({_first_line(current)}): {LOST_DATABASE_HINT}"
+    for current in chain:
+        names = _names(current)
+        if "benchmark_platform.spec.loader.SpecError" in names or names & _INPUT_ERRORS:
+            if isinstance(current, OSError) and current.filename and str(current.filename) not in str(current):
+                return f"{current.filename}: {current.strerror or _first_line(current)}"
+            return " ".join(str(current).split()) or type(current).__name__
+        if isinstance(current, RecursionError):
+            return "input nested too deeply to read (Python's recursion limit); flatten it or check the file"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in argv
+    args = build_parser().parse_args([DEBUG_FLAG] + [a for a in argv if a != DEBUG_FLAG] if debug else argv)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a clear one-line error for expected failures; tracebacks are for bugs
-        from benchmark_platform.spec import SpecError
-        from benchmark_platform.store import MigrationError
-        from benchmark_platform.store.settings import DatabaseNotConfigured
-
-        if isinstance(exc, (SpecError, MigrationError, DatabaseNotConfigured)):
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        raise
+        message = expected_error(exc)
+        if message is None or debug:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -58,6 +58,12 @@ def _verify(args: argparse.Namespace) -> int:
         f"{manifest['benchmark']} {manifest['version']}: {len(manifest['files'])} files, "
         + ("all hashes match" if not problems else f"{len(problems)} problems")
     )
+    if problems:
+        print(
+            f"error: {args.path}: {len(problems)} files do not match the manifest (first: {problems[0]}); "
+            "restore them from a copy or rebuild the release",
+            file=sys.stderr,
+        )
     return 1 if problems else 0
 
 

@@ -62,7 +62,12 @@ def _run(args: argparse.Namespace) -> int:
         f"{len(spec.discipline_keys)} disciplines; database {redact(url)}"
     )
     started = time.perf_counter()
-    materialize_all(spec)
+    from benchmark_platform.cli.runs import recover
+
+    recover()  # a run killed earlier must not hold the pools this one needs
+    # Dagster's console repeats every event with stack traces; the CLI prints progress per partition and one error
+    # line (the events stay in the instance, the UI shows them); --debug restores it
+    materialize_all(spec, console_level="DEBUG" if args.debug else "CRITICAL")
     db = Database(url)
     print("rows: " + ", ".join(f"{table} {count}" for table, count in summary(db, spec).items()))
     path = db.scalar("SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version))
@@ -72,6 +77,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     prepare_environment()
+    from benchmark_platform.cli.runs import recover
+
+    recover()  # at once; afterwards the daemon's run monitoring does it (dagster.yaml)
     command = [
         sys.executable,
         "-m",

@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from benchmark_platform.defs import build_definitions
+from benchmark_platform.defs.automation.recovery import run_tags
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -21,10 +22,12 @@ def materialize_all(
     instance: dg.DagsterInstance | None = None,
     resources: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = print,
+    console_level: str = "DEBUG",
 ) -> None:
     """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets.
 
-    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions'.
+    `instance` defaults to the project's Dagster instance (dagster.yaml); `resources` override the definitions';
+    `console_level` is the threshold of Dagster's console log (every event is in the instance's event log anyway).
     """
     defs = build_definitions(spec)
     assets = [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)]
@@ -61,6 +64,8 @@ def materialize_all(
                 instance=instance,
                 resources=all_resources,
                 raise_on_error=True,
+                tags=run_tags(),
+                run_config={"loggers": {"console": {"config": {"log_level": console_level}}}},
             )
             log(
                 f"[{label} {n}/{len(partition_keys)}] {partition_key or 'all'}: "

@@ -9,6 +9,9 @@ process' CPU at 128 concurrent calls, and delayed the event loop's answers.
 A process holds an flock on its live segments; segments found unlocked at start belong to a dead process and are
 replayed first (inserts are idempotent: cache rows by request hash, telemetry rows by call id), so a resume after a
 crash finds every response the dead process received.
+Each request is also noted in a per-process `.sent` log (its hash, one write) as it goes on the wire: a resume reads
+a dead process' log and reports the calls that were in flight at the kill (sent, no answer stored). Those are paid
+again, unavoidably (their answers never arrived); everything answered before the kill is not.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ ON CONFLICT (call_id) DO NOTHING
 """
 
 
+SENT_SUFFIX = ".sent"
+
+
 @dataclass(frozen=True, slots=True)
 class CachedResponse:
     response: dict[str, Any]
@@ -65,11 +71,11 @@ class CachedResponse:
 
 
 class _Segment:
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, suffix: str = ".jsonl") -> None:
         tmp = directory / f".{name}.tmp"
         self.fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # locked before it becomes visible to a recovering process
-        self.path = directory / f"{name}.jsonl"
+        self.path = directory / f"{name}{suffix}"
         os.rename(tmp, self.path)
 
     def drop(self) -> None:
@@ -117,6 +123,8 @@ class ResponseStore:
         self.instance = uuid.uuid4().hex[:16]
         self._n = 0
         self._segment = _Segment(journal_dir, f"{self.instance}-{self._n}")
+        self._sent = _Segment(journal_dir, self.instance, SENT_SUFFIX)
+        self.in_flight_at_crash: set[str] = set()  # request hashes a dead process sent and got no answer for
         self._lines: list[str] = []
         self._batches: list[tuple[_Segment, list[str]]] = []
         self._reader, self._writer = _HeldConnection(db), _HeldConnection(db)
@@ -143,6 +151,10 @@ class ResponseStore:
     @property
     def pending(self) -> int:
         return len(self._lines)
+
+    def mark_sent(self, request_hash: str) -> None:
+        """Note a request going on the wire (one write; survives a kill -9 like the journal)."""
+        os.write(self._sent.fd, (request_hash + "\n").encode())
 
     def record(self, cache_row: list[Any] | None, call_row: list[Any]) -> None:
         """Journal one answered call (one write) and queue its line for the next batch."""
@@ -175,23 +187,16 @@ class ResponseStore:
         self.take_batch()
         self.flush()
         self._segment.drop()
+        self._sent.drop()
         self._reader.close()
         self._writer.close()
 
     # -- recovery ----------------------------------------------------------------------------------------------
     def recover(self) -> int:
-        """Replay the journal segments of dead processes; returns the number of calls recovered."""
+        """Replay the journal segments of dead processes; returns the number of calls recovered. Then the requests
+        they sent without an answer stored become `in_flight_at_crash`."""
         recovered = 0
-        for path in sorted(self.journal_dir.glob("*.jsonl")):
-            try:
-                fd = os.open(path, os.O_RDWR)
-            except FileNotFoundError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:  # a live process owns it
-                os.close(fd)
-                continue
+        for path, fd in _dead(self.journal_dir, "*.jsonl"):
             lines = []
             with os.fdopen(fd, "rb") as f:
                 for raw in f:
@@ -204,7 +209,30 @@ class ResponseStore:
                     _insert(conn, lines)
                 os.unlink(path)
             recovered += len(lines)
+        sent: set[str] = set()
+        for path, fd in _dead(self.journal_dir, f"*{SENT_SUFFIX}"):
+            with os.fdopen(fd, "rb") as f:
+                sent |= {line.strip().decode() for line in f if len(line.strip()) == 64}  # a cut last line is skipped
+            os.unlink(path)
+        if sent:
+            answered = self.lookup(sorted(sent))
+            self.in_flight_at_crash = sent - answered.keys()
         return recovered
+
+
+def _dead(directory: Path, pattern: str) -> Iterator[tuple[Path, int]]:
+    """(path, locked fd) of each file no live process holds."""
+    for path in sorted(directory.glob(pattern)):
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a live process owns it
+            os.close(fd)
+            continue
+        yield path, fd
 
 
 def without_nul(text: str) -> str:

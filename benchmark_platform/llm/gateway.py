@@ -113,6 +113,8 @@ class GatewayTotals:
     latencies_ms: list[float] = field(default_factory=list, repr=False)
     first_sent_at: float | None = None  # perf_counter of the first request sent to a provider
     last_answer_at: float | None = None  # perf_counter of the last provider answer
+    in_flight_at_crash: int = 0  # requests a crashed run sent and got no answer for (found at resume)
+    repaid_in_flight: int = 0  # of those, sent again by this gateway (paid twice: their answers never arrived)
 
     @property
     def provider_seconds(self) -> float:
@@ -147,6 +149,8 @@ class GatewayTotals:
             "llm_latency_p50_ms": round(pct(0.5), 1),
             "llm_latency_p95_ms": round(pct(0.95), 1),
             "llm_provider_seconds": round(self.provider_seconds, 3),
+            "llm_in_flight_at_crash": self.in_flight_at_crash,
+            "llm_repaid_in_flight": self.repaid_in_flight,
         }
 
 
@@ -225,6 +229,7 @@ class Gateway:
         self._rng = random.Random()
         self._log_every_s = log_every_s
         self.recovered_calls = 0
+        self._unanswered: set[str] = set()  # in flight at a crash and not asked again yet
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     async def __aenter__(self) -> Gateway:
@@ -233,6 +238,10 @@ class Gateway:
         self.spent_before = await asyncio.to_thread(self._store.run_cost, self.run_id)
         if self.recovered_calls:
             log.info("replayed %d calls from the journal of a crashed run", self.recovered_calls)
+        self._unanswered = set(self._store.in_flight_at_crash)
+        self.totals.in_flight_at_crash = len(self._unanswered)
+        if self._unanswered:
+            log.info("%d calls were in flight when a run crashed; they are paid again if asked", len(self._unanswered))
         connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
         self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",))
         self._flusher = asyncio.create_task(self._flush_loop())
@@ -440,6 +449,8 @@ class Gateway:
                     self._reserve(est_cost)  # checked at the last moment, with what is in flight
                     try:
                         provider.breaker.before_attempt()
+                        if retries == 0:
+                            self._mark_sent(call.request_hash)
                         response = await self._post(url, call.body, headers, timeout)
                     finally:
                         self._reserved -= est_cost
@@ -533,6 +544,13 @@ class Gateway:
                 f"${self._reserved:.4f}, this call up to ${est_cost:.4f}"
             )
         self._reserved += est_cost
+
+    def _mark_sent(self, request_hash: str) -> None:
+        assert self._store is not None
+        self._store.mark_sent(request_hash)
+        if request_hash in self._unanswered:
+            self._unanswered.discard(request_hash)
+            self.totals.repaid_in_flight += 1
 
     def _finish(self, call: _Call, result: CallResult, started_wall: float, response_text: str | None) -> None:
         """Count the call and journal its telemetry row (and its cache row when a provider answered)."""

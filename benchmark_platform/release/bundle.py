@@ -6,11 +6,12 @@ Layout of releases/<spec>/<version>/:
     plots/<name>.png              the analysis stage's plots
     croissant.json  datasheet.md  spec.json
     exports/lm_eval/  exports/inspect/  exports/hf/
-    manifest.json
+    manifest.json                 what the release is: every file's sha256, the spec's sha256, the release code version
+    lineage.json                  how this copy was built: run id, time, git revision, upstream data versions and runs
 
 Same tables and spec give the same bytes: rows are sorted, ids are content-derived, no timestamps are written, and
-every file carries the spec's canary string. The manifest itself also records run ids, so it is not part of that
-promise; its `files` map is.
+every file carries the spec's canary string. That holds for every file listed in the manifest and for manifest.json
+itself; lineage.json alone changes on every build (it is the run's record, not the release's content).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from benchmark_platform.release.tables import ReleaseTable
 from benchmark_platform.spec import BenchmarkSpec
 
 MANIFEST = "manifest.json"
+LINEAGE = "lineage.json"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -159,8 +161,10 @@ def manifest_of(
     files: dict[str, bytes],
     rows: dict[str, int],
     split: dict[str, int],
-    provenance: dict[str, Any],
-) -> dict[str, Any]:
+    spec_sha256: str,
+    code_version: str,
+) -> dict[str, object]:
+    """What the release is, and nothing about the run that built it: the same inputs give the same bytes."""
     entries = {
         path: {"sha256": sha256_bytes(data), "bytes": len(data), **({"rows": rows[path]} if path in rows else {})}
         for path, data in sorted(files.items())
@@ -171,8 +175,9 @@ def manifest_of(
         "canary": spec.release.canary,
         "licence": spec.release.licence,
         "split": {"test_share": spec.release.test_share, **split},
+        "spec_sha256": spec_sha256,
+        "code_version": code_version,
         "files": entries,
-        "provenance": provenance,
     }
 
 
@@ -181,7 +186,7 @@ def files_digest(manifest: dict[str, Any]) -> str:
     return sha256_bytes(json.dumps({p: e["sha256"] for p, e in manifest["files"].items()}, sort_keys=True).encode())
 
 
-def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
+def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, Any], lineage: dict[str, Any]) -> None:
     """Write the bundle atomically (a sibling temp dir renamed into place). Other versions are never touched."""
     staging = directory.with_name(directory.name + ".partial")
     if staging.exists():
@@ -191,17 +196,49 @@ def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     (staging / MANIFEST).write_bytes(_json_bytes(manifest))
+    (staging / LINEAGE).write_bytes(_json_bytes(lineage))
     if directory.exists():
         shutil.rmtree(directory)
     staging.rename(directory)
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{path}: the release's {what} is damaged (not JSON: {exc}); restore it from a copy or rebuild the release"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: the release's {what} is damaged (not a JSON object)")
+    return value
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no release manifest here")
-    manifest: dict[str, Any] = json.loads(path.read_text())
+    manifest = _read_json(path, "manifest")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(e, dict) and "sha256" in e for e in files.values()):
+        raise ValueError(f"{path}: the release's manifest is damaged (no file map with sha256 per file)")
+    for key in ("benchmark", "version"):
+        if not isinstance(manifest.get(key), str):
+            raise ValueError(f"{path}: the release's manifest is damaged (no {key!r})")
     return manifest
+
+
+def read_lineage(directory: Path) -> dict[str, Any]:
+    """How a kept release was built (lineage.json; releases written before it kept this in the manifest)."""
+    path = directory / LINEAGE
+    if path.is_file():
+        return _read_json(path, "lineage")
+    return dict(read_manifest(directory).get("provenance") or {})
+
+
+def recorded_spec_sha256(directory: Path) -> str | None:
+    manifest = read_manifest(directory)
+    return manifest.get("spec_sha256") or read_lineage(directory).get("spec_sha256")
 
 
 def verify_release(directory: Path) -> list[str]:
@@ -215,7 +252,7 @@ def verify_release(directory: Path) -> list[str]:
         elif sha256_file(path) != entry["sha256"]:
             problems.append(f"{name}: content hash differs from the manifest")
     present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
-    unlisted = present - set(manifest["files"]) - {MANIFEST}
+    unlisted = present - set(manifest["files"]) - {MANIFEST, LINEAGE}
     problems += [f"{name}: not listed in the manifest" for name in sorted(unlisted)]
     return problems
 
@@ -234,9 +271,20 @@ def compare_files(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]
     )
 
 
+def _read_table(directory: Path, name: str) -> pl.DataFrame:
+    path = directory / "data" / f"{name}.parquet"
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"{path}: unreadable ({first}); check the release with `benchmark-platform release verify`"
+        ) from None
+
+
 def _items_with_options(directory: Path) -> pl.DataFrame:
-    items = pl.read_parquet(directory / "data" / "items.parquet")
-    options = pl.read_parquet(directory / "data" / "options.parquet")
+    items = _read_table(directory, "items")
+    options = _read_table(directory, "options")
     if not items.height:
         return pl.DataFrame(
             {"item_id": [], "discipline": [], "content": []},
@@ -262,7 +310,7 @@ def list_releases(root: Path) -> list[dict[str, Any]]:
     """Every kept release under root (<spec>/<version>/manifest.json), oldest version first per spec."""
     kept = []
     for manifest_path in sorted(root.glob(f"*/*/{MANIFEST}")):
-        manifest = json.loads(manifest_path.read_text())
+        manifest = read_manifest(manifest_path.parent)
         kept.append(
             {
                 "spec": manifest["benchmark"],

@@ -173,8 +173,8 @@ release's own tables.
 ## Motivation
 - **Purpose.** {s.description.strip()}
 - **Creators.** Built with benchmark_platform, a Dagster asset graph (ingest, facts, selection, generation, audit,
-  evaluation, analysis, release); the manifest records the data version, code version and run of every upstream
-  asset partition.
+  evaluation, analysis, release); `lineage.json` records the build's run and the data version, code version and
+  run of every upstream asset partition.
 
 ## Composition
 - **Instances.** {items.height} multiple-choice questions over {len(s.disciplines)} disciplines; each has its options

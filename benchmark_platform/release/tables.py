@@ -184,9 +184,19 @@ def spec_fingerprint(spec_json: str) -> str:
     return hashlib.sha256(json.dumps(json.loads(spec_json), sort_keys=True).encode()).hexdigest()
 
 
-def record_release(db: Database, spec_name: str, version: str, directory: str, manifest: dict[str, object]) -> None:
-    """Remember the release in the system of record (the latest build of a version replaces the previous one)."""
+def record_release(
+    db: Database,
+    spec_name: str,
+    version: str,
+    directory: str,
+    manifest: dict[str, object],
+    lineage: dict[str, Any] | None = None,
+) -> None:
+    """Remember the release in the system of record (the latest build of a version replaces the previous one): the
+    manifest with the build's lineage under `lineage`; `manifest_hash` is the manifest's alone (same content, same
+    hash)."""
     text = json.dumps(manifest, sort_keys=True)
+    manifest = {**manifest, "lineage": lineage} if lineage is not None else manifest
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO releases (spec, version, path, manifest, manifest_hash) VALUES (%s, %s, %s, %s, %s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -22,13 +23,31 @@ class SpecError(ValueError):
 
 
 class _IncludeLoader(yaml.SafeLoader):
-    """SafeLoader plus `!include other.yaml`, resolved next to the including file (large taxonomies live apart)."""
+    """SafeLoader plus `!include other.yaml`, resolved next to the including file (large taxonomies live apart) and
+    refused outside `include_roots` (the spec's folder unless the caller allows more): a spec cannot read any file."""
+
+    include_roots: tuple[Path, ...] = ()
+
+
+def _read_utf8(path: Path, loader: type[_IncludeLoader]) -> object:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.load(handle, loader)
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason}); save the file as UTF-8") from None
 
 
 def _include(loader: _IncludeLoader, node: yaml.Node) -> object:
-    path = Path(loader.name).parent / str(loader.construct_scalar(node))  # type: ignore[arg-type]
-    with path.open(encoding="utf-8") as handle:
-        return yaml.load(handle, _IncludeLoader)  # a SafeLoader subclass
+    name = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    folder = Path(loader.name).parent
+    path = (folder / name).resolve()
+    roots = loader.include_roots or (folder.resolve(),)
+    if not any(path.is_relative_to(root) for root in roots):
+        raise SpecError(
+            f"{loader.name}: `!include {name}` reads {path}, outside the spec's folder {roots[0]}; "
+            "move the file into the spec's folder (or allow its folder: load_spec(..., include_roots=...))"
+        )
+    return _read_utf8(path, type(loader))
 
 
 _IncludeLoader.add_constructor("!include", _include)
@@ -41,14 +60,18 @@ def spec_path(name_or_path: str | Path) -> Path:
     return SPECS_DIR / str(name_or_path) / "spec.yaml"
 
 
-def load_spec(name_or_path: str | Path = DEFAULT_SPEC) -> BenchmarkSpec:
+def load_spec(name_or_path: str | Path = DEFAULT_SPEC, include_roots: Sequence[Path] = ()) -> BenchmarkSpec:
+    """The validated spec; `include_roots` are folders besides the spec's own that `!include` may read."""
     path = spec_path(name_or_path)
     if not path.exists():
         bundled = sorted(p.name for p in SPECS_DIR.iterdir() if (p / "spec.yaml").exists())
         raise SpecError(f"{path}: no such spec (bundled specs: {', '.join(bundled)})")
+    roots = tuple(Path(p).resolve() for p in (path.parent, *include_roots))
+    loader = type("_SpecLoader", (_IncludeLoader,), {"include_roots": roots})
     try:
-        with path.open(encoding="utf-8") as handle:
-            raw = yaml.load(handle, _IncludeLoader)  # a SafeLoader subclass
+        raw = _read_utf8(path, loader)
+    except RecursionError:
+        raise SpecError(f"{path}: nested too deeply to be a spec") from None
     except (yaml.YAMLError, OSError) as exc:
         raise SpecError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):

@@ -19,6 +19,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from benchmark_platform.bench._faultkit import trimmed_spec
 from benchmark_platform.cli.main import main as cli
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.common import DatabaseResource
@@ -26,10 +27,12 @@ from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory, ReleaseKey
 from benchmark_platform.defs.release.rebuild import rebuild_release
 from benchmark_platform.release.bundle import (
+    LINEAGE,
     MANIFEST,
     assemble,
     diff_releases,
     list_releases,
+    read_lineage,
     read_manifest,
     sha256_file,
     verify_release,
@@ -37,7 +40,7 @@ from benchmark_platform.release.bundle import (
 from benchmark_platform.release.exports import task_name
 from benchmark_platform.release.seal import new_key, unseal
 from benchmark_platform.release.tables import read_plots, read_release_tables
-from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
+from benchmark_platform.spec import BenchmarkSpec, SpecError
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
@@ -46,27 +49,8 @@ SOURCES = {"ttb_ava_geojson"}
 
 
 def trimmed_wine(**release: object) -> BenchmarkSpec:
-    """The bundled wine spec cut down to one source and one discipline (same code path, a fraction of the time):
-    every entry naming a dropped discipline or source is dropped, whichever section it is in."""
-    spec = load_spec("wine")
-    data = json.loads(spec.model_dump_json())
-    data["taxonomy"][0]["children"] = [c for c in data["taxonomy"][0]["children"] if c["key"] in DISCIPLINES]
-    data["sources"] = [s for s in data["sources"] if s["id"] in SOURCES]
-    dropped = (set(spec.discipline_keys) - DISCIPLINES) | ({s.id for s in spec.sources} - SOURCES)
-
-    def prune(node: object) -> object:
-        if isinstance(node, dict):
-            if dropped & {node.get("discipline"), node.get("source")}:
-                return None
-            kept = {k: prune(v) for k, v in node.items() if k not in dropped}
-            return {k: v for k, v in kept.items() if v is not None or node[k] is None}
-        if isinstance(node, list):
-            return [x for x in map(prune, node) if x is not None]
-        return None if isinstance(node, str) and node in dropped else node
-
-    data = {k: v if k in {"taxonomy", "sources"} else prune(v) for k, v in data.items()}
-    data["release"].update(release)
-    return BenchmarkSpec.model_validate({**data, "directory": spec.directory})
+    """The bundled wine spec cut down to one source and one discipline (same code path, a fraction of the time)."""
+    return trimmed_spec(DISCIPLINES, SOURCES, **release)
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +102,10 @@ def test_release_verifies_and_names_every_tampered_file(built, tmp_path):
     assert cli(["release", "verify", str(copy)]) == 1
 
 
-def test_manifest_records_every_upstream_partition_with_versions_and_run(built):
-    spec, manifest = built["spec"], read_manifest(built["dir"])
-    assets = manifest["provenance"]["assets"]
+def test_lineage_records_every_upstream_partition_with_versions_and_run(built):
+    spec, lineage = built["spec"], read_lineage(built["dir"])
+    assert lineage["dagster_run_id"] and lineage["built_at"]
+    assets = lineage["assets"]
     assert set(assets[f"{spec.name}/audit_findings"]) == DISCIPLINES
     assert set(assets[f"{spec.name}/source_documents"]) == SOURCES
     assert set(assets[f"{spec.name}/analysis"]) == {""}
@@ -164,7 +149,7 @@ def test_rebuild_refuses_a_spec_the_code_no_longer_accepts(built, tmp_path):
     manifest["files"]["spec.json"]["sha256"] = sha256_file(copy / "spec.json")
     (copy / MANIFEST).write_text(json.dumps(manifest))
     assert verify_release(copy) == []
-    revision = re.escape(manifest["provenance"]["code_revision"] or "not recorded")
+    revision = re.escape(read_lineage(copy)["code_revision"] or "not recorded")
     with pytest.raises(SpecError, match=f"selection.retired_setting.*{revision}"):
         rebuild_release(copy, built["instance"], built["resources"], log=lambda _: None)
 
@@ -174,7 +159,7 @@ def test_every_file_carries_the_canary(built):
     files = read_manifest(directory)["files"]
     assert {"croissant.json", "datasheet.md", "spec.json", "data/items.parquet"} <= set(files)
     assert any(p.startswith("plots/") for p in files) and any(p.startswith("sealed/") for p in files)
-    for path in [*files, MANIFEST]:
+    for path in [*files, MANIFEST, LINEAGE]:
         if path.endswith(".parquet"):
             assert pl.read_parquet_metadata(directory / path)["canary"] == canary, path
         else:
@@ -384,3 +369,30 @@ def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path,
     assert cli(["release", "diff", str(built["dir"]), str(edited)]) == 0
     assert "1 added, 1 removed, 1 changed" in capsys.readouterr().out
     assert db.scalar("SELECT count(*) FROM releases WHERE spec = %s", (spec.name,)) == 2
+
+
+def test_a_rerun_leaves_every_file_but_the_lineage_byte_identical(built):
+    """manifest.json holds what the release is; the run's ids and times go to lineage.json alone (issue 22, 8)."""
+    directory = built["dir"]
+    before = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+    lineage_before = read_lineage(directory)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(DATABASE_URL_ENV, built["db"].url)
+        materialize_all(built["spec"], instance=built["instance"], resources=built["resources"], log=lambda _: None)
+    after = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+    assert set(after) == set(before)
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert changed == ["lineage.json"]
+    assert read_lineage(directory)["dagster_run_id"] != lineage_before["dagster_run_id"]
+    assert "provenance" not in read_manifest(directory) and "dagster_run_id" not in (directory / MANIFEST).read_text()
+
+
+def test_a_damaged_manifest_is_one_clear_error(built, tmp_path, capsys):
+    copy = tmp_path / "wine" / "v0.1"
+    shutil.copytree(built["dir"], copy)
+    text = (copy / MANIFEST).read_bytes()
+    (copy / MANIFEST).write_bytes(text[: len(text) // 2])
+    assert cli(["release", "verify", str(copy)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {copy / MANIFEST}: the release's manifest is damaged"), err
+    assert cli(["release", "list", "--root", str(tmp_path)]) == 2

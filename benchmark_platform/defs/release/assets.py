@@ -1,10 +1,12 @@
 """Release: one versioned bundle over the audited items of every discipline (not partitioned).
 
-The manifest records, for every upstream asset partition, the data version, code version and run id of its latest
-materialisation in the Dagster instance, so `benchmark-platform release rebuild` can say what it rebuilt from.
+The manifest says what the release is (byte-identical on a rerun); lineage.json records, for every upstream asset
+partition, the data version, code version and run id of its latest materialisation in the Dagster instance, with
+the building run and time, so `benchmark-platform release rebuild` can say what it rebuilt from.
 """
 
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -17,6 +19,7 @@ from benchmark_platform.release.tables import read_plots, read_release_tables, r
 from benchmark_platform.spec import BenchmarkSpec
 
 RELEASE_KEY_ENV = "BENCHMARK_PLATFORM_RELEASE_KEY"
+RELEASE_CODE_VERSION = "release-3"  # recorded in the manifest: a new bundle format or policy moves it
 
 
 class ReleaseDirectory(dg.ConfigurableResource):
@@ -93,7 +96,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     @dg.asset(
         key=key(spec, "release"),
         group_name="release",
-        code_version="release-2",
+        code_version=RELEASE_CODE_VERSION,
         pool=DATABASE_POOL,
         deps=[dg.AssetDep(key(spec, "audit_findings"), partition_mapping=all_partitions), key(spec, "analysis")],
         description=f"The versioned release bundle ({spec.release.version}): Parquet tables, plots, Croissant, "
@@ -107,16 +110,19 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     ) -> dg.MaterializeResult:
         db = database.db
         files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec), release_key.key)
-        provenance = {
-            "spec_sha256": spec_fingerprint(spec.model_dump_json()),
+        fingerprint = spec_fingerprint(spec.model_dump_json())
+        manifest = manifest_of(spec, files, rows, split, fingerprint, RELEASE_CODE_VERSION)
+        lineage = {
+            "canary": spec.release.canary,  # every file of a release carries it
+            "spec_sha256": fingerprint,
             "dagster_run_id": context.run.run_id,
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "code_revision": code_revision(),
             "assets": upstream_provenance(context, spec),
         }
-        manifest = manifest_of(spec, files, rows, split, provenance)
         directory = Path(release_directory.root) / spec.name / spec.release.version
-        write_release(directory, files, manifest)
-        record_release(db, spec.name, spec.release.version, str(directory), manifest)
+        write_release(directory, files, manifest, lineage)
+        record_release(db, spec.name, spec.release.version, str(directory), manifest, lineage)
         context.log.info(f"release {spec.release.version} written to {directory}: {len(files)} files, {split}")
         return dg.MaterializeResult(
             data_version=dg.DataVersion(files_digest(manifest)),

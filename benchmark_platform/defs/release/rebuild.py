@@ -20,7 +20,13 @@ from pydantic import ValidationError
 
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.llm.cache import cached_responses
-from benchmark_platform.release.bundle import compare_files, read_manifest, verify_release
+from benchmark_platform.release.bundle import (
+    compare_files,
+    read_lineage,
+    read_manifest,
+    recorded_spec_sha256,
+    verify_release,
+)
 from benchmark_platform.release.tables import record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
 from benchmark_platform.store import Database
@@ -66,11 +72,11 @@ def rebuild_release(
             f"{directory}: the kept release does not verify, so there is nothing to compare against: "
             + "; ".join(problems[:5])
         )
-    kept = read_manifest(directory)
-    spec = recorded_spec(directory, kept["provenance"].get("code_revision"))
-    if spec_fingerprint(spec.model_dump_json()) != kept["provenance"]["spec_sha256"]:
+    kept, kept_lineage = read_manifest(directory), read_lineage(directory)
+    spec = recorded_spec(directory, kept_lineage.get("code_revision"))
+    if spec_fingerprint(spec.model_dump_json()) != recorded_spec_sha256(directory):
         raise ValueError(f"{directory}/spec.json does not match the spec fingerprint in the manifest")
-    recorded = kept["provenance"]["assets"]
+    recorded = kept_lineage.get("assets") or {}
     current = {
         a.key.to_user_string(): a.code_versions_by_key.get(a.key)
         for a in build_definitions(spec).assets or []
@@ -91,16 +97,17 @@ def rebuild_release(
             log=log,
             resources={**resources, "release_directory": ReleaseDirectory(root=scratch)},
         )
-        rebuilt = read_manifest(Path(scratch) / spec.name / spec.release.version)
+        rebuilt_dir = Path(scratch) / spec.name / spec.release.version
+        rebuilt, rebuilt_lineage = read_manifest(rebuilt_dir), read_lineage(rebuilt_dir)
     report.differences = compare_files(kept, rebuilt)
     report.new_llm_calls = _cached_calls(db) - cached_before
     for asset, partitions in recorded.items():
         for partition, before in partitions.items():
-            after = rebuilt["provenance"]["assets"].get(asset, {}).get(partition)
+            after = rebuilt_lineage.get("assets", {}).get(asset, {}).get(partition)
             if before and after and before["data_version"] != after["data_version"]:
                 report.data_changes.append(f"{asset}[{partition or '-'}]")
     if db is not None:  # the system of record points at the kept release again, not the scratch copy
-        record_release(db, spec.name, spec.release.version, str(directory), kept)
+        record_release(db, spec.name, spec.release.version, str(directory), kept, kept_lineage)
     return report
 
 
