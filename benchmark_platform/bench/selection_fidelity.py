@@ -87,35 +87,14 @@ def anchor_estimate(correct: np.ndarray, anchors: np.ndarray, weights: np.ndarra
     return (np.where(answered, answers, 0.0) @ weights) / (answered @ weights)
 
 
-def _summary(values: list[float]) -> dict[str, float]:
-    arr = np.array(values, dtype=float)
-    return {"mean": round(float(np.nanmean(arr)), 4), "min": round(float(np.nanmin(arr)), 4)}
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", type=int, default=20)
-    parser.add_argument("--visible", type=int, default=15)
-    parser.add_argument("--random", type=int, default=100, help="stratified random subsets per split and budget")
-    parser.add_argument("--budgets", default="100,899")
-    parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--weight", type=float, default=ResponseTermConfig().weight)
-    parser.add_argument("--neighbours", type=int, default=ResponseTermConfig().neighbours)
-    parser.add_argument("--bootstrap", type=int, default=CentralityParams().bootstrap)
-    parser.add_argument("--mip-time-limit", type=float, default=5.0)
-    parser.add_argument("--table", action="store_true", help="print the per-split table (Markdown) to stderr")
-    args = parser.parse_args()
-    started = time.perf_counter()
-    budgets = [int(b) for b in args.budgets.split(",")]
-    items, correct, models, item_ids, labels, categories = load_mmlu_pro()
-    column = {item: j for j, item in enumerate(item_ids)}
-    sizes = dict(zip(categories, np.bincount(labels).tolist(), strict=True))
-    quotas = {k: _largest_remainder(sizes, k) for k in budgets}
-    params = CentralityParams(bootstrap=args.bootstrap, mip_time_limit_s=args.mip_time_limit, seed=args.seed)
+def score_categories(
+    items: pl.DataFrame, categories: list[str], quotas: dict[int, dict[str, int]], params: CentralityParams
+) -> dict[int, list[SelectionProblem]]:
+    """Support centrality of each category (derived anchors), once: it does not depend on the models. One selection
+    problem per budget and category (the budgets differ in K_d and the strata quotas only)."""
     embedder = StaticEmbedder()
-
-    # Support centrality does not depend on the models: score each category once, one problem per budget.
-    problems: dict[int, list[SelectionProblem]] = {k: [] for k in budgets}
+    problems: dict[int, list[SelectionProblem]] = {k: [] for k in quotas}
+    budgets = list(quotas)
     for h, category in enumerate(categories):
         tick = time.perf_counter()
         per_budget = {
@@ -128,6 +107,56 @@ def main() -> int:
         for k in budgets:
             problems[k].append(build_problem(scored.items, scored.pairs, per_budget[k][0], params))
         print(f"scored {category}: {scored.counts} in {time.perf_counter() - tick:.1f} s", file=sys.stderr)
+    return problems
+
+
+def select_with_answers(
+    problems: list[SelectionProblem],
+    correct_visible: np.ndarray,
+    labels: np.ndarray,
+    item_ids: tuple[str, ...],
+    visible_models: tuple[str, ...],
+    params: CentralityParams,
+    response: ResponseTermConfig,
+) -> tuple[np.ndarray, list[float], bool]:
+    """Our selection for one split: per category F_d^sp + weight * R over the visible models' answers, selected
+    as the platform selects. Returns pool indices, certified ratios, and whether quotas and duplicate bound hold."""
+    column = {item: j for j, item in enumerate(item_ids)}
+    chosen: list[int] = []
+    certified: list[float] = []
+    hold = True
+    for h, problem in enumerate(problems):
+        pool = np.flatnonzero(labels == h)
+        answers = ResponseMatrix(tuple(item_ids[j] for j in pool), visible_models, correct_visible[:, pool])
+        combined, _ = add_response_term(problem, answers, weight=response.weight, neighbours=response.neighbours)
+        result = select(combined, params)
+        hold &= not problem.violations(np.array(result.selected))
+        certified.append(result.certified_ratio)
+        chosen += [column[i] for i in result.selected_ids]
+    return np.array(chosen), certified, hold
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--visible", type=int, default=15)
+    parser.add_argument("--random", type=int, default=100, help="stratified random subsets per split and budget")
+    parser.add_argument("--budgets", default="100,899")
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--weight", type=float, default=ResponseTermConfig().weight)
+    parser.add_argument("--neighbours", type=int, default=ResponseTermConfig().neighbours)
+    parser.add_argument("--bootstrap", type=int, default=CentralityParams().bootstrap)
+    parser.add_argument("--mip-time-limit", type=float, default=1.0, help="MIP time limit (s) for small shortlists")
+    parser.add_argument("--table", action="store_true", help="print the per-split table (Markdown) to stderr")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    budgets = [int(b) for b in args.budgets.split(",")]
+    items, correct, models, item_ids, labels, categories = load_mmlu_pro()
+    sizes = dict(zip(categories, np.bincount(labels).tolist(), strict=True))
+    quotas = {k: _largest_remainder(sizes, k) for k in budgets}
+    params = CentralityParams(bootstrap=args.bootstrap, mip_time_limit_s=args.mip_time_limit, seed=args.seed)
+    response = ResponseTermConfig(weight=args.weight, neighbours=args.neighbours)
+    problems = score_categories(items, categories, quotas, params)
     scoring_seconds = time.perf_counter() - started
 
     rng = np.random.default_rng(args.seed)
@@ -141,18 +170,11 @@ def main() -> int:
             fit = fit_irt(correct[visible])
             truth = pool_accuracy(correct[held_out])
             for k in budgets:
-                chosen: list[int] = []
-                for h, problem in enumerate(problems[k]):
-                    pool = np.flatnonzero(labels == h)
-                    answers = ResponseMatrix(
-                        tuple(item_ids[j] for j in pool), tuple(models[m] for m in visible), correct[visible][:, pool]
-                    )
-                    combined, info = add_response_term(problem, answers, weight=args.weight, neighbours=args.neighbours)
-                    result = select(combined, params)
-                    constraints_hold &= not problem.violations(np.array(result.selected))
-                    certified.append(result.certified_ratio)
-                    chosen += [column[i] for i in result.selected_ids]
-                selected = np.array(chosen)
+                selected, ratios, hold = select_with_answers(
+                    problems[k], correct[visible], labels, item_ids, tuple(models[m] for m in visible), params, response
+                )
+                certified += ratios
+                constraints_hold &= hold
                 per_stratum = np.bincount(labels[selected], minlength=len(categories))
                 draws = stratified_random_subsets(labels, per_stratum, args.random, rng)
                 split = validate_split(correct, labels, held_out, fit, selected, draws)
