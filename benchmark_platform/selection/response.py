@@ -14,12 +14,13 @@ With no answers (or weight 0) the problem is returned as it is, the very same ob
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from benchmark_platform.selection.problem import SelectionProblem
+from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 
 
 @dataclass(frozen=True)
@@ -133,3 +134,30 @@ def add_response_term(
         candidates_with_answers=len(rows),
     )
     return augmented, info
+
+
+def visible_selection(
+    problem: SelectionProblem,
+    responses: ResponseMatrix,
+    *,
+    weight: float,
+    neighbours: int,
+    solve: Callable[[SelectionProblem], SelectionResult],
+) -> Callable[[np.ndarray], np.ndarray]:
+    """The selection as a function of which models it may see, for held-out validation (analysis.fidelity).
+
+    The returned function takes row indices of `responses.correct` (the visible models), reruns `solve` on F_d^sp +
+    weight * R over those models' answers only, and returns the chosen items as column indices of `responses`
+    (chosen candidates without answers are left out: they cannot be scored on held-out models).
+    """
+    column = {item: j for j, item in enumerate(responses.item_ids)}
+
+    def select_seeing(visible: np.ndarray) -> np.ndarray:
+        seen = ResponseMatrix(
+            responses.item_ids, tuple(responses.models[i] for i in visible), responses.correct[visible]
+        )
+        combined, _ = add_response_term(problem, seen, weight=weight, neighbours=neighbours)
+        result = solve(combined)
+        return np.array([column[i] for i in result.selected_ids if i in column], dtype=np.int64)
+
+    return select_seeing

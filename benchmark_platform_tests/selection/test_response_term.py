@@ -134,3 +134,23 @@ def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
     on, info = add_response_term(problem, answers, weight=1.0)
     assert info.applied and on.coverage.shape[1] == problem.coverage.shape[1] + len(answers.item_ids)
     assert select(on, params).objective > before.objective  # the term adds value on top of F_d^sp
+
+
+def test_visible_selection_feeds_the_holdout_validation() -> None:
+    from benchmark_platform.analysis.fidelity import holdout_validation
+    from benchmark_platform.selection.response import visible_selection
+
+    problem, answers = _instance(11, 30, 20, 12, 8)
+    select_seeing = visible_selection(problem, answers, weight=1.0, neighbours=10, solve=select_greedy)
+    chosen = select_seeing(np.arange(6))
+    assert len(chosen) == problem.k and set(answers.item_ids[j] for j in chosen) <= set(problem.candidate_ids)
+    report = holdout_validation(
+        answers.correct,
+        np.zeros(len(answers.item_ids), dtype=np.int64),
+        select_seeing,
+        splits=2,
+        visible_share=0.5,
+        random_subsets=10,
+        seed=3,
+    )
+    assert report["holdout_splits"] == 2 and -1 <= report["holdout_tau"] <= 1
