@@ -13,7 +13,7 @@ class ResponseTermConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # Objective = F_d^sp + weight * R(S); F_d^sp and R both top out near 1. 0 switches the term off.
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=2.0, ge=0)
     neighbours: int = Field(default=50, ge=1, description="candidates kept per pool item in R's sparse similarity")
     # Held-out validation recorded with the selection: random model splits, share of models the selection sees,
     # stratified random subsets of the same size to compare with.
