@@ -7,6 +7,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark_platform.centrality.params import CentralityParams
 
 
+class ResponseTermConfig(BaseModel):
+    """The response-pattern term added to F_d^sp when models' answers exist for the pool (selection/response.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Objective = F_d^sp + weight * R(S); F_d^sp and R both top out near 1. 0 switches the term off.
+    weight: float = Field(default=2.0, ge=0)
+    neighbours: int = Field(default=50, ge=1, description="candidates kept per pool item in R's sparse similarity")
+    # Held-out validation recorded with the selection: random model splits, share of models the selection sees,
+    # stratified random subsets of the same size to compare with.
+    validation_splits: int = Field(default=5, ge=0)
+    validation_visible_share: float = Field(default=0.5, gt=0, lt=1)
+    validation_random_subsets: int = Field(default=100, ge=1)
+
+
 class SelectionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -15,3 +30,4 @@ class SelectionConfig(BaseModel):
     # psi(q) and A~_d(q) by this model config (one of the spec's `models`), one call per item through the LLM
     # gateway; None: deterministic features stand in, and the centrality run says so (fallback_used)
     signature_model: str | None = None
+    response: ResponseTermConfig = Field(default_factory=ResponseTermConfig)

@@ -1,0 +1,163 @@
+"""Response-pattern term of the selection objective (issue 19): facility location over items' answer patterns.
+
+R(S) = sum_v nu(v) max_{q in S} rho+(q, v), where v runs over the pool items some models answered, rho+ is the
+positive part of the Pearson correlation of two items' correctness vectors over those models, and nu = weight / |pool|.
+It is the tinyBenchmarks anchor-points idea (items stand for the items that models answer alike) as a submodular
+term: a facility location with non-negative similarities is monotone submodular, so R added to F_d^sp as extra bank
+columns keeps Proposition 1, lazy greedy, the MIP (the same z_qu variables), the upper bound and the certified ratio
+without touching them. Items every model answers alike (all right, all wrong) correlate with nothing: they neither
+cover nor are covered, as they carry no signal about which model is better.
+
+Sparse: each pool item keeps its `neighbours` most similar candidates only (a sparse facility location is still one).
+With no answers (or weight 0) the problem is returned as it is, the very same object, and the info says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
+
+
+@dataclass(frozen=True)
+class ResponseMatrix:
+    """Correctness of some models on a pool of items: 1.0 right, 0.0 wrong, NaN not answered."""
+
+    item_ids: tuple[str, ...]
+    models: tuple[str, ...]
+    correct: np.ndarray  # (models, items)
+
+    def __post_init__(self) -> None:
+        if self.correct.shape != (len(self.models), len(self.item_ids)):
+            raise ValueError(
+                f"correct has shape {self.correct.shape}, expected ({len(self.models)}, {len(self.item_ids)})"
+            )
+
+
+@dataclass(frozen=True)
+class ResponseTermInfo:
+    """What the response term did, for the selection's metadata."""
+
+    applied: bool
+    reason: str
+    weight: float = 0.0
+    models: int = 0
+    pool_items: int = 0
+    candidates_with_answers: int = 0
+
+    def as_metadata(self) -> dict[str, object]:
+        return {
+            "response_term": "applied" if self.applied else "absent",
+            "response_term_reason": self.reason,
+            "response_weight": self.weight,
+            "response_models": self.models,
+            "response_pool_items": self.pool_items,
+            "response_candidates_with_answers": self.candidates_with_answers,
+        }
+
+
+def standardized_patterns(correct: np.ndarray) -> np.ndarray:
+    """Columns of `correct` centred and scaled to unit norm (a missing answer counts as the item's mean, i.e. 0).
+
+    Z[:, q] @ Z[:, v] is then the Pearson correlation of items q and v over the models; a constant column is all 0.
+    """
+    answered = ~np.isnan(correct)
+    counts = answered.sum(axis=0)
+    means = np.where(answered, correct, 0.0).sum(axis=0) / np.maximum(counts, 1)
+    centred = np.where(answered, correct - means, 0.0)
+    norms = np.linalg.norm(centred, axis=0)
+    return centred / np.where(norms > 1e-12, norms, np.inf)
+
+
+def pattern_similarity(patterns: np.ndarray, rows: np.ndarray, neighbours: int, *, block: int = 2048) -> sp.csr_matrix:
+    """rho+(rows[i], v) for every pool item v, keeping each column's `neighbours` largest.
+
+    `patterns` are standardized_patterns (models x pool items); `rows` index the candidates among the pool items.
+    Computed a block of pool columns at a time, so memory stays at len(rows) x block.
+    """
+    n, m = len(rows), patterns.shape[1]
+    keep = min(neighbours, n)
+    candidates = patterns[:, rows]
+    rows_kept, cols_kept, values_kept = [], [], []
+    for start in range(0, m, block):
+        sims = candidates.T @ patterns[:, start : start + block]  # (n, block)
+        top = np.argpartition(-sims, keep - 1, axis=0)[:keep] if keep < n else np.indices(sims.shape)[0]
+        values = np.take_along_axis(sims, top, axis=0)
+        positive = values > 1e-9
+        rows_kept.append(top[positive])
+        cols_kept.append((start + np.indices(top.shape)[1])[positive])
+        values_kept.append(values[positive])
+    matrix = sp.csr_matrix(
+        (np.concatenate(values_kept), (np.concatenate(rows_kept), np.concatenate(cols_kept))), shape=(n, m)
+    )
+    matrix.data = np.minimum(matrix.data, 1.0)  # rounding can leave an item's self-correlation at 1 + 1e-16
+    return matrix
+
+
+def add_response_term(
+    problem: SelectionProblem, responses: ResponseMatrix | None, *, weight: float, neighbours: int = 50
+) -> tuple[SelectionProblem, ResponseTermInfo]:
+    """F_d^sp + weight * R: the problem with the response pool appended as bank columns of weight weight / |pool|.
+
+    Candidates without answers get an empty row (they still count for F_d^sp). Returns `problem` itself, unchanged,
+    when there are no answers, no answered candidate or weight 0, with the reason in the info.
+    """
+    if weight < 0:
+        raise ValueError("the response weight must be non-negative")
+    if weight == 0:
+        return problem, ResponseTermInfo(False, "response weight is 0")
+    if responses is None or not responses.models or not responses.item_ids:
+        return problem, ResponseTermInfo(False, "no answers for this pool: selection by F_d^sp alone")
+    column = {item: j for j, item in enumerate(responses.item_ids)}
+    answered = [(i, column[c]) for i, c in enumerate(problem.candidate_ids) if c in column]
+    if not answered:
+        return problem, ResponseTermInfo(False, "no candidate has answers: selection by F_d^sp alone")
+    rows, pool_rows = (np.array(v, dtype=np.int64) for v in zip(*answered, strict=True))
+    similarity = pattern_similarity(standardized_patterns(responses.correct), pool_rows, neighbours).tocoo()
+    m = len(responses.item_ids)
+    extra = sp.csr_matrix((similarity.data, (rows[similarity.row], similarity.col)), shape=(problem.n, m))
+    augmented = replace(
+        problem,
+        coverage=sp.hstack([problem.coverage, extra], format="csr"),
+        weights=np.concatenate([problem.weights, np.full(m, weight / m)]),
+    )
+    info = ResponseTermInfo(
+        True,
+        "answers available: F_d^sp + weight * facility location over answer patterns",
+        weight=weight,
+        models=len(responses.models),
+        pool_items=m,
+        candidates_with_answers=len(rows),
+    )
+    return augmented, info
+
+
+def visible_selection(
+    problem: SelectionProblem,
+    responses: ResponseMatrix,
+    *,
+    weight: float,
+    neighbours: int,
+    solve: Callable[[SelectionProblem], SelectionResult],
+) -> Callable[[np.ndarray], np.ndarray]:
+    """The selection as a function of which models it may see, for held-out validation (analysis.fidelity).
+
+    The returned function takes row indices of `responses.correct` (the visible models), reruns `solve` on F_d^sp +
+    weight * R over those models' answers only, and returns the chosen items as column indices of `responses`
+    (chosen candidates without answers are left out: they cannot be scored on held-out models).
+    """
+    column = {item: j for j, item in enumerate(responses.item_ids)}
+
+    def select_seeing(visible: np.ndarray) -> np.ndarray:
+        seen = ResponseMatrix(
+            responses.item_ids, tuple(responses.models[i] for i in visible), responses.correct[visible]
+        )
+        combined, _ = add_response_term(problem, seen, weight=weight, neighbours=neighbours)
+        result = solve(combined)
+        return np.array([column[i] for i in result.selected_ids if i in column], dtype=np.int64)
+
+    return select_seeing

@@ -1,0 +1,95 @@
+"""The IRT accuracy estimator (analysis/irt.py) on data simulated from a 2PL model, and the held-out fidelity
+helpers (analysis/fidelity.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from benchmark_platform.analysis.fidelity import (
+    holdout_validation,
+    model_splits,
+    percentile_among,
+    pool_accuracy,
+    post_stratified_accuracy,
+    stratified_random_subsets,
+)
+from benchmark_platform.analysis.irt import estimate_ability, estimate_accuracy, fit_irt
+
+
+def _simulate(seed: int, models: int, items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=models)
+    a = rng.lognormal(0.0, 0.25, items)
+    d = rng.normal(0.0, 1.5, items)
+    correct = (rng.random((models, items)) < expit(np.outer(theta, a) + d)).astype(float)
+    return correct, theta, a, d
+
+
+def test_fit_recovers_the_abilities_and_items_of_simulated_models() -> None:
+    correct, theta, a, d = _simulate(1, 30, 1500)
+    correct[0, :100] = np.nan  # a model that skipped items still gets its ability
+    fit = fit_irt(correct)
+    assert np.corrcoef(fit.abilities, theta)[0, 1] > 0.97
+    assert np.corrcoef(fit.intercept, d)[0, 1] > 0.85
+    # the scale is set by theta's N(0, 1) prior: the fitted logits track the true ones
+    assert np.corrcoef((fit.discrimination * fit.abilities[3] + fit.intercept), a * theta[3] + d)[0, 1] > 0.85
+
+
+def test_new_models_abilities_and_accuracies_are_recovered_from_a_subset_with_honest_intervals() -> None:
+    correct, theta, a, d = _simulate(2, 60, 2000)
+    visible, new = np.arange(20), np.arange(20, 60)
+    fit = fit_irt(correct[visible])
+    subset = np.random.default_rng(0).choice(2000, 200, replace=False)
+    answers = correct[new][:, subset]
+    estimated_theta, se = estimate_ability(answers, fit.discrimination[subset], fit.intercept[subset])
+    assert np.corrcoef(estimated_theta, theta[new])[0, 1] > 0.9
+    assert (se > 0).all() and (se < 0.5).all()
+    truth = pool_accuracy(correct[new])
+    estimates = estimate_accuracy(fit, subset, answers)
+    raw = answers.mean(axis=1)
+    error = np.abs(estimates.estimate - truth).mean()
+    assert error < 0.03
+    assert error < np.abs(raw - truth).mean()  # the item model beats the subset's raw accuracy
+    assert ((estimates.low <= truth) & (truth <= estimates.high)).mean() >= 0.8
+    assert ((0 <= estimates.shrinkage) & (estimates.shrinkage <= 1)).all()
+    # the whole pool as the subset gives back each model's accuracy exactly
+    whole = estimate_accuracy(fit, np.arange(2000), correct[new])
+    np.testing.assert_allclose(whole.estimate, truth, atol=1e-12)
+
+
+def test_fidelity_helpers() -> None:
+    splits = model_splits(10, 4, 3, seed=5)
+    for seen, held in splits:
+        assert len(seen) == 4 and len(held) == 6 and not set(seen) & set(held)
+    again = model_splits(10, 4, 3, seed=5)  # the seed decides the splits
+    assert all((a == c).all() and (b == e).all() for (a, b), (c, e) in zip(splits, again, strict=True))
+    assert percentile_among(0.5, np.array([0.1, 0.5, 0.9, 0.5])) == 50.0
+    labels = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    correct = np.array([[1, 0, 1, 1, 1, 0, 0, 0], [1, 1, 1, 0, 0, np.nan, 0, 1]], dtype=float)
+    np.testing.assert_allclose(
+        post_stratified_accuracy(correct, np.arange(8), labels), [3 / 8 * 2 / 3 + 5 / 8 * 2 / 5, 3 / 8 + 5 / 8 * 1 / 4]
+    )
+    draws = stratified_random_subsets(labels, np.array([1, 2]), 5, np.random.default_rng(0))
+    assert draws.shape == (5, 3) and all(sorted(np.bincount(labels[d], minlength=2)) == [1, 2] for d in draws)
+
+
+def test_holdout_validation_reports_the_selection_against_random() -> None:
+    correct, *_ = _simulate(3, 16, 600)
+    labels = np.arange(600) % 3
+
+    def easiest_first(visible: np.ndarray) -> np.ndarray:  # a stand-in selection that reads only the visible rows
+        order = np.argsort(-np.nanmean(correct[visible], axis=0), kind="stable")
+        return np.concatenate([order[labels[order] == h][:20] for h in range(3)])
+
+    report = holdout_validation(correct, labels, easiest_first, splits=2, visible_share=0.5, random_subsets=20, seed=1)
+    assert report["holdout_splits"] == 2 and report["holdout_visible_models"] == 8
+    for key in ("holdout_tau", "random_tau", "random_irt_tau", "holdout_acc_mae_points", "random_acc_mae_points"):
+        assert isinstance(report[key], float) and not np.isnan(report[key])
+    assert -1 <= report["holdout_tau"] <= 1 and 0 <= report["tau_percentile_among_random"] <= 100
+    assert (
+        "skipped"
+        in holdout_validation(
+            correct[:3], labels, easiest_first, splits=2, visible_share=0.5, random_subsets=5, seed=1
+        )["holdout_validation"]
+    )

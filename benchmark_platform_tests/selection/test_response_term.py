@@ -1,0 +1,156 @@
+"""The response-pattern term (selection/response.py): monotone, submodular, greedy within (1 - 1/e) of the optimum,
+and with no answers the selection is today's, bit for bit."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmark_platform.centrality import CentralityParams, select
+from benchmark_platform.selection import SelectionProblem, select_greedy
+from benchmark_platform.selection.response import (
+    ResponseMatrix,
+    add_response_term,
+    pattern_similarity,
+    standardized_patterns,
+)
+
+
+def _instance(seed: int, n: int, m_bank: int, models: int, k: int) -> tuple[SelectionProblem, ResponseMatrix]:
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n, m_bank)) * (rng.random((n, m_bank)) < 0.5)
+    problem = SelectionProblem(
+        candidate_ids=tuple(f"c{i}" for i in range(n)),
+        strata=np.zeros(n, dtype=np.int64),
+        stratum_names=("all",),
+        lower=np.array([0]),
+        upper=np.array([n]),
+        weights=rng.random(m_bank),
+        coverage=sp.csr_matrix(dense),
+        k=k,
+    )
+    pool = n + 3  # the answered pool holds every candidate and a few items that are not candidates
+    ability = rng.normal(size=(models, 1))
+    difficulty = rng.normal(size=(1, pool))
+    correct = (rng.random((models, pool)) < 1 / (1 + np.exp(-(ability - difficulty)))).astype(float)
+    correct[rng.random(correct.shape) < 0.05] = np.nan
+    ids = tuple(f"c{i}" for i in range(n)) + tuple(f"extra{i}" for i in range(3))
+    order = rng.permutation(pool)  # the pool's order need not follow the candidates'
+    answers = ResponseMatrix(tuple(ids[j] for j in order), tuple(f"m{j}" for j in range(models)), correct[:, order])
+    return problem, answers
+
+
+@st.composite
+def instances(draw: st.DrawFn) -> tuple[SelectionProblem, ResponseMatrix, float, int]:
+    n = draw(st.integers(3, 8))
+    problem, answers = _instance(
+        draw(st.integers(0, 2**32 - 1)),
+        n,
+        draw(st.integers(1, 5)),
+        draw(st.integers(3, 10)),
+        draw(st.integers(1, n - 1)),
+    )
+    return problem, answers, draw(st.floats(0.1, 5.0)), draw(st.integers(1, n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(), st.data())
+def test_response_term_and_combined_objective_are_monotone_and_submodular(instance, data: st.DataObject) -> None:
+    problem, answers, weight, neighbours = instance
+    combined, info = add_response_term(problem, answers, weight=weight, neighbours=neighbours)
+    assert info.applied and info.candidates_with_answers == problem.n
+    base_columns = problem.coverage.shape[1]
+    response_only = SelectionProblem(
+        candidate_ids=combined.candidate_ids,
+        strata=combined.strata,
+        stratum_names=combined.stratum_names,
+        lower=combined.lower,
+        upper=combined.upper,
+        weights=combined.weights[base_columns:],
+        coverage=combined.coverage[:, base_columns:],
+        k=combined.k,
+    )
+    assert response_only.coverable() > 0 or (np.nanstd(answers.correct, axis=0) == 0).all()
+    members = data.draw(st.lists(st.integers(0, problem.n - 1), unique=True, max_size=problem.n - 1))
+    cut = data.draw(st.integers(0, len(members)))
+    small, large = np.array(members[:cut], dtype=np.int64), np.array(members, dtype=np.int64)
+    outside = [q for q in range(problem.n) if q not in members]
+    q = data.draw(st.sampled_from(outside))
+    for f in (response_only, combined):
+        assert f.value(large) >= f.value(small) - 1e-12  # monotone
+        gain_small = f.value(np.append(small, q)) - f.value(small)
+        gain_large = f.value(np.append(large, q)) - f.value(large)
+        assert gain_small >= gain_large - 1e-12  # diminishing returns
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances())
+def test_greedy_on_the_combined_objective_reaches_one_minus_one_over_e(instance) -> None:
+    problem, answers, weight, neighbours = instance
+    combined, _ = add_response_term(problem, answers, weight=weight, neighbours=neighbours)
+    optimum = max(combined.value(np.array(s)) for s in itertools.combinations(range(combined.n), combined.k))
+    for lazy in (True, False):
+        result = select_greedy(combined, lazy=lazy)
+        assert result.objective >= (1 - 1 / math.e) * optimum - 1e-9
+        assert result.upper_bound >= optimum - 1e-9  # the certificate still bounds the optimum
+        assert result.certified_ratio <= result.objective / optimum + 1e-9
+
+
+def test_similarity_is_the_positive_part_of_the_correlation_and_constant_items_cover_nothing() -> None:
+    rng = np.random.default_rng(7)
+    correct = (rng.random((9, 12)) < 0.5).astype(float)
+    correct[:, 3] = 1.0  # every model right: no signal
+    rows = np.array([0, 3, 5, 11])
+    similarity = pattern_similarity(standardized_patterns(correct), rows, neighbours=4).toarray()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.nan_to_num(np.corrcoef(correct.T))[rows]
+    np.testing.assert_allclose(similarity, np.clip(expected, 0, 1), atol=1e-12)
+    assert not similarity[1].any() and not similarity[:, 3].any()
+    kept = pattern_similarity(standardized_patterns(correct), rows, neighbours=2).toarray()
+    assert ((kept > 0).sum(axis=0) <= 2).all()
+    assert np.all((kept == 0) | np.isclose(kept, similarity))
+
+
+def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
+    problem, answers = _instance(3, 40, 30, 8, 6)
+    params = CentralityParams()
+    before = select(problem, params)
+    for empty in (
+        None,
+        ResponseMatrix((), (), np.zeros((0, 0))),
+        ResponseMatrix(("elsewhere",), ("m",), np.ones((1, 1))),
+    ):
+        same, info = add_response_term(problem, empty, weight=1.0)
+        assert same is problem and not info.applied
+        assert info.as_metadata()["response_term"] == "absent"
+        assert select(same, params).model_dump_json() == before.model_dump_json()
+    off, info = add_response_term(problem, answers, weight=0.0)
+    assert off is problem and not info.applied and "0" in info.reason
+    on, info = add_response_term(problem, answers, weight=1.0)
+    assert info.applied and on.coverage.shape[1] == problem.coverage.shape[1] + len(answers.item_ids)
+    assert select(on, params).objective > before.objective  # the term adds value on top of F_d^sp
+
+
+def test_visible_selection_feeds_the_holdout_validation() -> None:
+    from benchmark_platform.analysis.fidelity import holdout_validation
+    from benchmark_platform.selection.response import visible_selection
+
+    problem, answers = _instance(11, 30, 20, 12, 8)
+    select_seeing = visible_selection(problem, answers, weight=1.0, neighbours=10, solve=select_greedy)
+    chosen = select_seeing(np.arange(6))
+    assert len(chosen) == problem.k and set(answers.item_ids[j] for j in chosen) <= set(problem.candidate_ids)
+    report = holdout_validation(
+        answers.correct,
+        np.zeros(len(answers.item_ids), dtype=np.int64),
+        select_seeing,
+        splits=2,
+        visible_share=0.5,
+        random_subsets=10,
+        seed=3,
+    )
+    assert report["holdout_splits"] == 2 and -1 <= report["holdout_tau"] <= 1
