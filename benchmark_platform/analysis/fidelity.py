@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class SplitFidelity:
 def pool_accuracy(correct: np.ndarray) -> np.ndarray:
     """Each model's accuracy over the items it answered (rows of correct, NaN = not answered)."""
     answered = ~np.isnan(correct)
-    return np.where(answered, correct, 0.0).sum(axis=1) / np.maximum(answered.sum(axis=1), 1)
+    return np.asarray(np.where(answered, correct, 0.0).sum(axis=1) / np.maximum(answered.sum(axis=1), 1), dtype=float)
 
 
 def model_splits(models: int, visible: int, splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -84,7 +85,7 @@ def post_stratified_accuracy(correct: np.ndarray, subset: np.ndarray, labels: np
         mean = np.where(answered[:, in_h], answers[:, in_h], 0.0).sum(axis=1) / np.maximum(count, 1)
         estimate += sizes[h] / len(labels) * np.where(count > 0, mean, overall)
     missing = sizes[np.setdiff1d(np.arange(len(sizes)), labels[subset])].sum() / len(labels)
-    return estimate + missing * overall
+    return np.asarray(estimate + missing * overall, dtype=float)
 
 
 def fidelity(truth: np.ndarray, estimates: np.ndarray) -> Fidelity:
@@ -155,7 +156,10 @@ def holdout_validation(
         per_stratum = np.bincount(labels[selected], minlength=labels.max() + 1)
         draws = stratified_random_subsets(labels, per_stratum, random_subsets, rng)
         rows.append(validate_split(correct, labels, held_out, fit_irt(correct[seen]), selected, draws))
-    mean = lambda values: round(float(np.nanmean(values)), 4)  # noqa: E731
+
+    def mean(values: list[float] | list[np.floating[Any]]) -> float:
+        return round(float(np.nanmean(values)), 4)
+
     return {
         "holdout_splits": len(rows),
         "holdout_visible_models": visible,

@@ -32,7 +32,7 @@ class IrtFit:
 
     def probabilities(self, theta: np.ndarray) -> np.ndarray:
         """P(correct) of each ability in `theta` (shape (r,)) on every item: (r, items)."""
-        return expit(np.outer(theta, self.discrimination) + self.intercept)
+        return np.asarray(expit(np.outer(theta, self.discrimination) + self.intercept), dtype=float)
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,13 @@ from benchmark_platform.analysis.fidelity import (
 )
 from benchmark_platform.analysis.irt import fit_irt
 from benchmark_platform.bench.selection import MMLU_PRO, _largest_remainder, mmlu_pro_discipline
-from benchmark_platform.centrality import CentralityParams, build_problem, score_discipline, select
+from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.runtime import single_threaded_blas
-from benchmark_platform.selection import SelectionProblem
 from benchmark_platform.selection.config import ResponseTermConfig
+from benchmark_platform.selection.policy import build_problem, select
+from benchmark_platform.selection.problem import SelectionProblem
 from benchmark_platform.selection.response import ResponseMatrix, add_response_term
 
 
@@ -102,10 +104,10 @@ def score_categories(
         }
         anchors, candidates = per_budget[budgets[0]]
         scored = score_discipline(candidates, anchors, params, embedder.encode)
-        if scored.problem is None:
+        if scored.manual_review:
             raise RuntimeError(f"{category}: manual review: {scored.manual_review}")
         for k in budgets:
-            problems[k].append(build_problem(scored.items, scored.pairs, per_budget[k][0], params))
+            problems[k].append(build_problem(scored.items, scored.pairs, per_budget[k][0], params.tau_dup))
         print(f"scored {category}: {scored.counts} in {time.perf_counter() - tick:.1f} s", file=sys.stderr)
     return problems
 
