@@ -277,7 +277,9 @@ _READERS: dict[str, Reader] = {
     "max_buds": _simple(
         "max_buds",
         ("VI",),
-        r"(?:(?:pied|souche)[^.]{0,60}?(?:maximum de |au maximum |plus de )(?P<v>\d+)\s*(?P<u>yeux francs)(?! par)"
+        # buds per vine, not per spur or cane ('coursons à 2 yeux francs')
+        r"(?:(?:pied|souche)(?:(?!courson|cots?\b|aste|long)[^.]){0,60}?(?:maximum de |au maximum |plus de )(?P<v>\d+)\s*"
+        r"(?P<u>yeux francs)(?! par)"
         r"|(?:maximum de |au maximum |plus de )(?P<v2>\d+)\s*(?P<u2>yeux francs par (?:pied|souche)))",
     ),
     "max_load": _simple(
@@ -298,7 +300,9 @@ _READERS: dict[str, Reader] = {
     "min_sugar": _simple(
         "min_sugar",
         ("VII",),
-        rf"richesse en sucres? (?:des raisins )?inférieure à (?P<v>{_NUMBER})\s*(?P<u>grammes par litre de moût)",
+        rf"richesse en sucres? (?:des raisins )?inférieure à (?P<v>{_NUMBER})\s*(?P<u>grammes par litre de moût)"
+        # the next value of the same sentence: '... pour le merlot et 180 grammes par litre de moût pour les autres'
+        rf"|(?<!\d) et (?P<v2>{_NUMBER})\s*(?P<u2>grammes par litre de moût)(?= pour)",
     ),
     "min_natural_alcohol": _simple(
         "min_natural_alcohol",
