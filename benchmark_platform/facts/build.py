@@ -15,7 +15,7 @@ from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.models import Candidate, Rejection, SourceDocument, fact_id
 from benchmark_platform.facts.paraphrase import Paraphraser, paraphrase
 from benchmark_platform.facts.prose import ProseExtractor, extract_prose
-from benchmark_platform.facts.rulebook import extract_rulebook
+from benchmark_platform.facts.rulebook import extract_rulebook, sentences
 from benchmark_platform.facts.rules import OnTopic
 from benchmark_platform.facts.salience import with_salience
 from benchmark_platform.facts.structured import extract_structured
@@ -53,6 +53,8 @@ def extract(
         candidates, rejections = extract_rulebook(document, config, gazetteer)
         result.candidates += candidates
         result.rejections += rejections
+        if config.rulebook is not None and document.source_id in config.rulebook.sources:
+            result.sentences += sentences(document.text)
     result.candidates = [with_salience(c, config.salience) for c in result.candidates]
     return result
 

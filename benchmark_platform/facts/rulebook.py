@@ -422,6 +422,13 @@ def _tables(all_lines: list[Line], glossary: Glossary) -> Iterator[Found]:
 
 # --- facts -----------------------------------------------------------------------------------------------------------
 
+_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=[A-ZÀ-Ý«\"(―-])")
+
+
+def sentences(text: str) -> int:
+    """Sentences the readers scan: each provision of a line, and each table row (the throughput unit)."""
+    return sum(len(_SENTENCE_END.split(line)) for line in text.split("\n") if line.strip())
+
 
 def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
     """Every attribute value of one rulebook and what could not be put into English ((start, end, reason, text))."""
