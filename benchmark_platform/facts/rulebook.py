@@ -69,7 +69,7 @@ def lines(text: str) -> list[Line]:
     out, chapter, part, at = [], "", 1, 0
     for raw in text.split("\n"):
         stripped = raw.strip()
-        if re.match(r"^\**\s*Chapitre\s+II\b", stripped):
+        if re.match(r"^\**\s*Chapitre\s+II\b", stripped, re.IGNORECASE):
             part = 2
         found = _CHAPTER.match(stripped)
         if found and len(stripped) < 160:
@@ -84,7 +84,7 @@ def lines(text: str) -> list[Line]:
 _NUMBER = r"(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:,\s?\d+)?)"
 
 
-_WORDS = {"trois": 3, "cinq": 5, "huit": 8, "dix": 10, "quinze": 15}
+_WORDS = {"un": 1, "une": 1, "trois": 3, "cinq": 5, "huit": 8, "dix": 10, "quinze": 15}
 
 
 def number(raw: str) -> str:
@@ -354,6 +354,12 @@ _READERS: dict[str, Reader] = {
         ("2:I", "2:II"),
         r"souhaitant conditionner[^.]*?(?:au moins|dans un délai de) (?P<v>\d+|trois|cinq|huit|dix|quinze) "
         r"(?P<u>jours ouvrés) (?:avant|précédant) (?:le premier )?(?:le )?conditionnement",
+    ),
+    "declassification_notice": _simple(
+        "declassification_notice",
+        ("2:I", "2:II"),
+        r"déclassement[^.]{0,260}?(?:dans un délai (?:maximum )?(?:de |d')|au plus tard )"
+        r"(?P<v>\d+|une?|trois|cinq|huit|dix|quinze)\s*(?P<u>mois|jours ouvrés|jours)(?: maximum)? après",
     ),
     "claim_deadline": _simple(
         "claim_deadline",

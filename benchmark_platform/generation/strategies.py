@@ -115,10 +115,24 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
             )
         for i, found in zip(todo, catalogue.mine_many(queries, k + 4), strict=True):
             fact, (entity, written) = facts[i], candidates[i][round_]
-            distractors = [(_like(n, written), s) for n, s in found if norm(n) not in norm(fact.text)][:k]
+            true_here = _values_of_subject(fact, entity, index)
+            distractors = [
+                (_like(n, written), s)
+                for n, s in found
+                if norm(n) not in norm(fact.text) and not any(v in norm(n) or norm(n) in v for v in true_here)
+            ][:k]
             if len(distractors) == k:
                 out[i] = Mined(fact, Entity(entity.entity_id, entity.entity_type, written), tuple(distractors))
     return out
+
+
+def _values_of_subject(fact: Fact, entity: Entity, index: FieldIndex) -> set[str]:
+    """When the blank is the fact's value (a variety of an appellation), every value the subject has in that field:
+    a distractor that is one of them, or names one ('Sauvignon' / 'Sauvignon Blanc'), would also be right."""
+    field_index = index.get(fact) if fact.structured else None
+    if field_index is None or norm(entity.surface) != norm(fact.value or ""):
+        return set()
+    return field_index.values_of.get(norm(fact.subject or ""), set())
 
 
 def _written(text: str, surface: str) -> str | None:
