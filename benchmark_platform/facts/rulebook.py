@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from benchmark_platform.facts.config import FactsConfig, RulebookAttribute, RulebookConfig
-from benchmark_platform.facts.gazetteer import Gazetteer
+from benchmark_platform.facts.gazetteer import Entity, Gazetteer
 from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument
 
 # --- the document's outline --------------------------------------------------------------------------------------
@@ -499,7 +499,7 @@ def _candidate(
     document: SourceDocument,
     attribute: RulebookAttribute,
     name: str,
-    entity,  # noqa: ANN001 - gazetteer Entity
+    entity: Entity,
     found: Found,
     gazetteer: Gazetteer,
     rulebook: RulebookConfig,

@@ -81,7 +81,13 @@ class Mined:
 def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
     """Entities the fact could be asked about: its structured subject first, unless other entities share its value
     (then the blanked sentence would fit them too), and the entities it mentions."""
-    entities = [e for e in fact.entities if not (fact.structured and norm(e.surface) == norm(fact.subject or ""))]
+    # the subject's own entity is never a blank of its own (with a qualifier, 'Buzet red wines', its name alone would
+    # leave '_____ red wines', which other appellations may fit too)
+    entities = [
+        e
+        for e in fact.entities
+        if not (fact.structured and (norm(e.surface) == norm(fact.subject or "") or e.entity_id == fact.entity_key))
+    ]
     field_index = index.get(fact) if fact.structured else None
     sharing = field_index.subjects_with.get(norm(fact.value or ""), []) if field_index is not None else []
     if fact.entity_type and len(sharing) == 1:

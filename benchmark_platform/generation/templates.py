@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -81,7 +82,9 @@ def numeric(value: str) -> float | None:
     return float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) if m else None
 
 
-def _compared(field_index: _FieldIndex, fact: Fact, highest: bool, rng, k: int) -> list[tuple[str, str]] | None:  # noqa: ANN001
+def _compared(
+    field_index: _FieldIndex, fact: Fact, highest: bool, rng: random.Random, k: int
+) -> list[tuple[str, str]] | None:
     """k other entities whose one value of the field is strictly below (highest) / above (lowest) the fact's, as
     (subject, value); None when the fact's entity has several values of the field or too few entities compare."""
     own = numeric(fact.value or "")
