@@ -94,7 +94,8 @@ def number(raw: str) -> str:
     compact = re.sub(r"[ \u00a0\u202f]", "", raw)
     if "," in compact:
         whole, frac = compact.split(",", 1)
-        return f"{int(whole):,}.{frac}"
+        frac = frac.rstrip("0")  # '12,50 %' is 12.5%
+        return f"{int(whole):,}.{frac}" if frac else f"{int(whole):,}"
     return f"{int(compact):,}"
 
 

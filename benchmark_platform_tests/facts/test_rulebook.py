@@ -40,7 +40,8 @@ def _facts(document, wine_spec, gazetteer) -> dict[tuple[str, str], list[str]]:
 def test_french_numbers_become_english():
     assert number("5 500") == "5,500"
     assert number("13, 5") == "13.5"
-    assert number("12,50") == "12.50"
+    assert number("12,50") == "12.5"
+    assert number("12,0") == "12"
     assert number("dix") == "10"
 
 
@@ -56,7 +57,7 @@ def test_pomerol_rules_in_english_anchored_at_their_french_evidence(rulebooks, w
     assert facts[("min_natural_alcohol", "")] == ["11%"]
     assert facts[("max_alcohol_after_enrichment", "")] == ["13.5%"]
     assert facts[("min_sugar", "from Merlot")] == ["194 g of sugar per litre of must"]
-    assert facts[("min_sugar", "other varieties")] == ["180 g of sugar per litre of must"]
+    assert facts[("min_sugar", "from other varieties")] == ["180 g of sugar per litre of must"]
     assert facts[("ageing_until", "")] == ["1 November of the year after the harvest"]
     assert facts[("release_from", "")] == ["15 November of the year after the harvest"]
     assert facts[("max_total_so2", "")] == ["140 mg/l"]
