@@ -221,12 +221,33 @@ def _formatting(item: AuditItem, config: AuditConfig) -> Check | None:
     return ("fail" if problems else "pass"), {"latex_problems": problems}
 
 
+@cache
+def _identifier_patterns(patterns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((reason, re.compile(pattern)) for reason, pattern in patterns)
+
+
+_STEM_IDENTIFIER = re.compile(r"\b(?:27 CFR|CFR section|permit (?:number )?[A-Z]{2}-|TTB permit|registry code)", re.I)
+
+
+def _salience(item: AuditItem, config: AuditConfig) -> Check:
+    """S1 (issue 20): an item whose keyed answer is an identifier (permit number, regulation section, registry code,
+    bare date, street address) or whose stem asks through one tests memory of a register, not knowledge."""
+    if not 0 <= item.answer_index < len(item.options):
+        return "pass", {"skipped": "no valid key (see structure)"}
+    key = item.options[item.answer_index]
+    kinds = [r for r, p in _identifier_patterns(tuple(config.identifier_patterns.items())) if p.search(key)]
+    stem = _STEM_IDENTIFIER.search(item.question)
+    reasons = [f"answer is an identifier: {k}" for k in kinds] + ([f"stem cites {stem.group(0)!r}"] if stem else [])
+    return ("fail" if reasons else "pass"), {"reasons": reasons}
+
+
 STRUCTURE = Agent("structure", "1", _structure)
 A1_LEXICAL_HYGIENE = Agent("A1_lexical_hygiene", "1", _lexical_hygiene)
 A3_FACT_ECHO = Agent("A3_fact_echo", "1", _fact_echo)
 B3_UBIQUITY_RISK = Agent("B3_ubiquity_risk", "1", _ubiquity_risk)
 C2_CATEGORY_LEAK = Agent("C2_category_leak", "1", _category_leak)
 K2_FORMATTING = Agent("K2_formatting", "1", _formatting)
+S1_SALIENCE = Agent("S1_salience", "1", _salience)
 
 # Item-level deterministic agents that give every item a verdict (K2 only on KINA-style specs).
 DETERMINISTIC_AGENTS: tuple[Agent, ...] = (
@@ -235,6 +256,7 @@ DETERMINISTIC_AGENTS: tuple[Agent, ...] = (
     A3_FACT_ECHO,
     B3_UBIQUITY_RISK,
     C2_CATEGORY_LEAK,
+    S1_SALIENCE,
 )
 ITEM_AGENTS: tuple[Agent, ...] = (*DETERMINISTIC_AGENTS, K2_FORMATTING)
 

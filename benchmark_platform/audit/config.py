@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchmark_platform.facts.config import default_identifier_patterns
+
 
 class RubricLink(BaseModel):
     """A human rubric an agent is calibrated against: the rating is a defect when it is below (`low`) or above
@@ -38,6 +40,9 @@ def _default_rubrics() -> dict[str, list[RubricLink]]:
         ],
         "C3_source_swap": [low(rubric="answer_correct")],
         "C4_difficulty_audit": [low(rubric="difficulty_match")],
+        # no gold sheet rates salience yet: until one does (the review app's rubric), S1's kappa is undefined and it
+        # stays critical, like every agent without a rating to disagree with
+        "S1_salience": [low(rubric="salient")],
         "K4_judge_consensus": [low(rubric="representativeness", cut=3)],
     }
 
@@ -162,6 +167,8 @@ class AuditConfig(BaseModel):
             "rosé": ["rosé", "rose wine", "rosado", "rosato"],
         }
     )
+    # S1: an answer (or a stem) that is an identifier can only be memorised: reason -> regular expression
+    identifier_patterns: dict[str, str] = Field(default_factory=default_identifier_patterns)
     distractor_cosine_fail: float = 0.95  # C1: a distractor this close to the key is a second defensible answer
     distractor_cosine_easy: float = 0.15  # C1: every distractor this far from the key makes the item trivial
     difficulty_fail_delta: int = 2  # C4: |judged tier - assigned tier| at which the item is relabelled
@@ -178,6 +185,7 @@ class AuditConfig(BaseModel):
             "B1_tri_judge_answer",
             "B3_ubiquity_risk",
             "C2_category_leak",
+            "S1_salience",
             "D2_dedup_calibration",
             "K1_uniqueness",
             "K2_formatting",

@@ -23,6 +23,7 @@ from scipy import stats
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
+from benchmark_platform.generation.config import DETERMINISTIC
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -270,8 +271,24 @@ def _near_duplicates(
 
 
 def _dedup(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
-    """D2: near-duplicate questions at cosine >= 0.92; the earliest of each pair is kept."""
-    return _near_duplicates(D2_DEDUP_CALIBRATION, items, ctx, ctx.config.dedup_cosine, check_options=False)
+    """D2: near-duplicate questions at cosine >= 0.92; the earliest of each pair is kept. Items made without a model
+    (templates, clozes, pseudo-MCQs from facts) are one sentence pattern over many entities: a sentence embedding
+    cannot tell 'the Pomerol AOC' from 'the Buzet AOC', so among themselves they duplicate only when they ask the
+    same question (as template facts do in facts/dedup.py); against LLM-written items the embedding test holds."""
+    written = [i for i in items if i.generator != DETERMINISTIC]
+    result = (
+        _near_duplicates(D2_DEDUP_CALIBRATION, written, ctx, ctx.config.dedup_cosine, check_options=False)
+        if written
+        else AgentResult([], ("pass", {}))
+    )
+    first: dict[str, str] = {}
+    for item in sorted((i for i in items if i.generator == DETERMINISTIC), key=lambda i: i.item_id):
+        earlier = first.setdefault(_norm(item.question), item.item_id)
+        same = earlier != item.item_id
+        payload = {"nearest": earlier if same else None, "cosine": 1.0 if same else None, "compared": "exact stem"}
+        result.findings.append(D2_DEDUP_CALIBRATION.finding(item, "fail" if same else "pass", payload))
+    flagged = sum(f.severity == "fail" for f in result.findings)
+    return AgentResult(result.findings, ("pass", {"threshold": ctx.config.dedup_cosine, "flagged": flagged}))
 
 
 def _cluster_signal(items: list[AuditItem], ctx: AuditContext) -> str | None:

@@ -7,6 +7,8 @@ filters, entity linking, then near-duplicate removal (static MiniLM embedder + f
 Side by side in one run: 1 process vs `processes` (default 2) on the base corpus, then the 20x corpus.
 Peak memory is the largest resident set of this process or of any worker process. CPU seconds (this process and
 its workers) are reported beside wall time, with the load average, since the machine may be shared.
+Also the French rulebooks (issue 20): the 41 INAO cahiers des charges of ../shared/data through the legal-text
+reader and the rulebook extractor, `copies` times, then near-duplicate removal: `rulebook_sentences_per_s`.
 Prints one JSON line: {"bench": "facts", sentences, sentences_per_s, facts, facts_per_s, peak_rss_mb, ...}.
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.facts.build import Extraction, extract, select
 from benchmark_platform.facts.models import SourceDocument
+from benchmark_platform.ingest.adapters.legal_text import legal_text
 from benchmark_platform.ingest.cleaners import strip_mediawiki_chrome
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec
@@ -44,6 +47,37 @@ def corpus() -> list[SourceDocument]:
                     SourceDocument(f"ava:{row['ava_id']}", "ttb_ava_boundaries", "text/plain", row["name"], text)
                 )
     return documents
+
+
+def rulebooks() -> list[SourceDocument]:
+    folder = SHARED / "inao_fr_appellations" / "cahiers_des_charges"
+    return [
+        SourceDocument(p.stem, "inao_cahiers", "text/markdown", p.stem, legal_text(p.read_text(encoding="utf-8")))
+        for p in sorted(folder.glob("aoc_*.md"))
+    ]
+
+
+def _run_rulebooks(documents: list[SourceDocument], embedder: StaticEmbedder) -> dict[str, float]:
+    spec = load_spec("wine")
+    started = time.perf_counter()
+    extraction = extract(documents, spec.facts, spec.directory)
+    extracted = time.perf_counter() - started
+    facts = sum(
+        len(select([c for c in extraction.candidates if c.discipline == d], spec.facts, embedder.encode, {}).facts)
+        for d in {c.discipline for c in extraction.candidates}
+    )
+    total = time.perf_counter() - started
+    return {
+        "documents": len(documents),
+        "sentences": extraction.sentences,
+        "candidates": len(extraction.candidates),
+        "facts": facts,
+        "rejected": len(extraction.rejections),
+        "extract_seconds": round(extracted, 2),
+        "total_seconds": round(total, 2),
+        "sentences_per_s": round(extraction.sentences / extracted, 1),
+        "facts_per_s": round(facts / total, 1),
+    }
 
 
 def _copies(documents: list[SourceDocument], n: int) -> list[SourceDocument]:
@@ -113,6 +147,7 @@ def main() -> int:
     one = _run(base, 1, embedder)
     many = _run(base, args.processes, embedder)
     large = _run(_copies(base, args.copies), args.processes, embedder)
+    french = _run_rulebooks(_copies(rulebooks(), args.copies), embedder)
     result = {
         "bench": "facts",
         "sentences": large["sentences"],
@@ -120,6 +155,8 @@ def main() -> int:
         "facts": large["facts"],
         "facts_per_s": large["facts_per_s"],
         "peak_rss_mb": _peak_rss_mb(),
+        "rulebook_sentences_per_s": french["sentences_per_s"],
+        f"rulebooks_x{args.copies}": french,
         "processes": args.processes,
         "copies": args.copies,
         "base_1_process": one,

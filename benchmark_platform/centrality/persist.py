@@ -46,10 +46,13 @@ def stored_review(db: Database, spec: str, discipline: str) -> tuple[bool, str |
 
 
 def fact_candidates(db: Database, spec: str, discipline: str) -> list[Candidate]:
-    """The discipline's facts as candidates: stratum key = extraction method, src = source id."""
+    """The discipline's question-material facts as candidates: stratum key = extraction method, src = source id.
+    A fact the facts stage scored below the spec's salience bar (attributes.salience) is left out."""
     rows = db.query(
         """SELECT f.fact_id, f.text, d.source_id, f.method FROM facts f JOIN documents d USING (document_id)
-           WHERE f.spec = %s AND f.discipline = %s ORDER BY f.fact_id""",
+           WHERE f.spec = %s AND f.discipline = %s
+             AND coalesce((f.attributes->'salience'->>'question_material')::boolean, true)
+           ORDER BY f.fact_id""",
         (spec, discipline),
     )
     return [Candidate(id=r["fact_id"], text=r["text"], src=r["source_id"], stratum_key=r["method"]) for r in rows]

@@ -15,7 +15,9 @@ from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.models import Candidate, Rejection, SourceDocument, fact_id
 from benchmark_platform.facts.paraphrase import Paraphraser, paraphrase
 from benchmark_platform.facts.prose import ProseExtractor, extract_prose
+from benchmark_platform.facts.rulebook import extract_rulebook, sentences
 from benchmark_platform.facts.rules import OnTopic
+from benchmark_platform.facts.salience import with_salience
 from benchmark_platform.facts.structured import extract_structured
 
 VALIDATED_SENTENCE = "validated sentence"
@@ -35,7 +37,8 @@ def extract(
     extractor: ProseExtractor | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Extraction:
-    """Prose of the spec's prose sources through the five filters, structured records through the templates."""
+    """Prose of the spec's prose sources through the five filters, structured records through the templates, French
+    rulebooks through their attribute readers; every candidate then gets its salience score and reasons."""
     prose_documents = [d for d in documents if d.source_id in config.prose_sources]
     result = Extraction()
     if prose_documents:
@@ -47,6 +50,12 @@ def extract(
         candidates, rejections = extract_structured(document, config, gazetteer, on_topic)
         result.candidates += candidates
         result.rejections += rejections
+        candidates, rejections = extract_rulebook(document, config, gazetteer)
+        result.candidates += candidates
+        result.rejections += rejections
+        if config.rulebook is not None and document.source_id in config.rulebook.sources:
+            result.sentences += sentences(document.text)
+    result.candidates = [with_salience(c, config.salience) for c in result.candidates]
     return result
 
 

@@ -21,6 +21,9 @@ class FactTemplate(BaseModel):
     subject_field: str  # the record field naming the entity the fact is about
     entity_type: str
     template: str  # str.format over the record's fields
+    # the subject as questions name it, str.format over the record's fields ('{type_cepage} ({year})'); default: the
+    # subject field's value. The entity stays the subject field's.
+    subject_template: str | None = None
 
 
 class GazetteerFile(BaseModel):
@@ -61,6 +64,78 @@ class OnTopicRule(BaseModel):
     off_topic: list[str] = Field(min_length=1)
 
 
+class RulebookAttribute(BaseModel):
+    """One attribute the rulebook extractor reads (facts/rulebook.py knows its French wording), in English: the fact
+    field it fills, its discipline and the sentence a fact states."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str  # the fact field (attributes.field), e.g. 'min_density'; one of facts.rulebook.ATTRIBUTES
+    discipline: str
+    label: str  # English name of the attribute, e.g. 'minimum planting density'
+    # str.format over {appellation} (with its qualifier, e.g. 'Buzet red wines') and {value} (English, with unit)
+    sentence: str
+
+
+class RulebookConfig(BaseModel):
+    """French appellation rulebooks (INAO cahiers des charges): which sources, which attributes, and the glossary
+    that puts French terms and units into English (proper names stay as written)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(min_length=1)
+    entity_type: str = "appellation"
+    attributes: list[RulebookAttribute] = Field(min_length=1)
+    # French word or phrase -> English: units ('pieds par hectare'), wine colours and types ('vins rouges'),
+    # months, and the relative years of dates ("de l'année qui suit celle de la récolte")
+    glossary: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique(self) -> RulebookConfig:
+        ids = [a.id for a in self.attributes]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"facts.rulebook.attributes: duplicate ids {sorted({i for i in ids if ids.count(i) > 1})}")
+        return self
+
+
+class SalienceRule(BaseModel):
+    """A salience judgement on the facts of one source and/or relation (attributes.field, else the method)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str | None = None  # None: every source
+    field: str | None = None  # None: every relation of the source
+    score: float = Field(ge=0.0, le=1.0)
+    reason: str
+
+
+def default_identifier_patterns() -> dict[str, str]:
+    """Values that can only be memorised, not known (issue 20): reason -> regular expression over a value."""
+    return {
+        "permit number": r"\b[A-Z]{2}-[A-Z]{1,2}-\d{2,}\b",
+        # '9.167', '27 CFR 9.167', '§ 4.25': a part and a three-digit section (statistics carry other precisions)
+        "regulation section number": r"^\s*(?:27 CFR\s*)?(?:§\s*)?\d{1,2}\.\d{2,3}[a-z]?\s*$",
+        "registry code": r"^\s*(?=[A-Z0-9-]*\d)[A-Z]{1,4}-?\d{3,}\s*$",
+        "bare date": r"^\s*(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|[A-Z][a-z]+ \d{1,2}, \d{4})\s*$",
+        "street address": r"^\s*\d+[A-Z]?\s+(?:[NSEW]\.?\s+)?[\w.' -]+\b(?:ST|STREET|RD|ROAD|AVE|AVENUE|HWY|HIGHWAY|LN|"
+        r"LANE|DR|DRIVE|BLVD|WAY|PIKE|CT|COURT|PL|PLACE)\b",
+    }
+
+
+class SalienceConfig(BaseModel):
+    """Salience of facts as question material (issue 20): a score in [0, 1] with its reasons. A fact scoring below
+    `min_score` stays a fact (gazetteer, distractor pool) but is not question material: selection never proposes
+    it and generation never asks about it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_score: float = Field(default=0.5, ge=0.0, le=1.0)
+    default_score: float = Field(default=1.0, ge=0.0, le=1.0)
+    identifier_score: float = Field(default=0.0, ge=0.0, le=1.0)  # a value matching an identifier pattern
+    identifier_patterns: dict[str, str] = Field(default_factory=default_identifier_patterns)
+    rules: list[SalienceRule] = Field(default_factory=list)
+
+
 class FactsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -90,6 +165,9 @@ class FactsConfig(BaseModel):
     # structured sources
     templates: list[FactTemplate] = Field(default_factory=list)
     list_separator: str = "|"  # a multi-valued field ('Napa|Sonoma') is rendered 'Napa and Sonoma'
+    # French appellation rulebooks: attribute facts with the glossary that translates them
+    rulebook: RulebookConfig | None = None
+    salience: SalienceConfig = Field(default_factory=SalienceConfig)
     # near-duplicate suppression (OenoBench Appendix A: cosine >= 0.92)
     duplicate_cosine: float = Field(default=0.92, gt=0.0, le=1.0)
     # optional paraphrase through the LLM gateway by this model config (one of the spec's `models`);

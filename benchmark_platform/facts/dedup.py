@@ -3,8 +3,8 @@
 Candidates are visited in priority order (source tier, then confidence, then document order); one is dropped as a
 duplicate of the first kept candidate it reaches cosine >= threshold with. Two guards keep distinct facts that a
 sentence embedding cannot tell apart: a duplicate must state the same numbers, and the linked entities of one
-must include the other's ('Pinot Noir ripens early' is no duplicate of 'Pinot Gris ripens early'). Template facts
-(thousands of near-identical sentences about different records) skip the embedding: one duplicates another only
+must include the other's ('Pinot Noir ripens early' is no duplicate of 'Pinot Gris ripens early'). Template and rulebook
+facts (thousands of near-identical sentences about different records) skip the embedding: one duplicates another only
 when both say the same sentence about the same entity.
 """
 
@@ -61,7 +61,7 @@ def near_duplicates(
     first_by_key: dict[tuple[object, ...], int] = {}
     prose: list[int] = []  # ranks of prose candidates
     for rank, i in enumerate(order):
-        if candidates[i].method.startswith("template:"):
+        if candidates[i].method.startswith(("template:", "rulebook:")):
             key = (candidates[i].attributes.get("entity_id"), candidates[i].text)
             if key in first_by_key:
                 duplicates.append(Duplicate(i, order[first_by_key[key]], 1.0))

@@ -99,6 +99,11 @@ def extract_structured(
                 continue
             value = str(value).strip()
             span = value_span(document.text, offset, template.field, value)
+            if span is not None and config.list_separator and config.list_separator in value:
+                # a multi-valued field gives one fact per value, each anchored at its own part of the value's span
+                parts = _parts(document.text, span, value, config.list_separator)
+            else:
+                parts = [(value, span)] if span is not None else []
             if span is None:
                 rejections.append(
                     Rejection(
@@ -114,41 +119,68 @@ def extract_structured(
                     )
                 )
                 continue
-            candidate = _fact(document, template, record, value, str(subject).strip(), span, config, gazetteer)
-            words = candidate.words
-            if not config.min_words <= words <= config.max_words:
-                reason = (
-                    f"fewer than {config.min_words} words"
-                    if words < config.min_words
-                    else f"more than {config.max_words} words"
-                )
-                rejections.append(
-                    Rejection(
-                        document.source_id,
-                        document.document_id,
-                        *span,
-                        "validate",
-                        reason,
-                        candidate.text,
-                        discipline=template.discipline,
-                    )
-                )
-            elif (name := on_topic.off_topic(document.source_id, candidate.text)) is not None:
-                rejections.append(
-                    Rejection(
-                        document.source_id,
-                        document.document_id,
-                        *span,
-                        "on_topic",
-                        "off topic",
-                        candidate.text,
-                        detail=name,
-                        discipline=template.discipline,
-                    )
-                )
-            else:
-                candidates.append(candidate)
+            for part, part_span in parts:
+                candidate = _fact(document, template, record, part, str(subject).strip(), part_span, config, gazetteer)
+                _check(candidate, document, part_span, template, config, on_topic, candidates, rejections)
     return candidates, rejections
+
+
+def _parts(text: str, span: tuple[int, int], value: str, separator: str) -> list[tuple[str, tuple[int, int]]]:
+    """The values of a multi-valued field with their spans inside the field's span ('Napa|Sonoma')."""
+    out, at = [], span[0]
+    for raw in value.split(separator):
+        part = raw.strip()
+        position = text.find(part, at, span[1]) if part else -1
+        if position >= 0:
+            out.append((part, (position, position + len(part))))
+            at = position + len(part)
+    return out
+
+
+def _check(
+    candidate: Candidate,
+    document: SourceDocument,
+    span: tuple[int, int],
+    template: FactTemplate,
+    config: FactsConfig,
+    on_topic: OnTopic,
+    candidates: list[Candidate],
+    rejections: list[Rejection],
+) -> None:
+    """Filters 4 and 5 (length, on-topic) on a templated fact: kept in `candidates` or recorded in `rejections`."""
+    words = candidate.words
+    if not config.min_words <= words <= config.max_words:
+        reason = (
+            f"fewer than {config.min_words} words"
+            if words < config.min_words
+            else f"more than {config.max_words} words"
+        )
+        rejections.append(
+            Rejection(
+                document.source_id,
+                document.document_id,
+                *span,
+                "validate",
+                reason,
+                candidate.text,
+                discipline=template.discipline,
+            )
+        )
+    elif (name := on_topic.off_topic(document.source_id, candidate.text)) is not None:
+        rejections.append(
+            Rejection(
+                document.source_id,
+                document.document_id,
+                *span,
+                "on_topic",
+                "off topic",
+                candidate.text,
+                detail=name,
+                discipline=template.discipline,
+            )
+        )
+    else:
+        candidates.append(candidate)
 
 
 def _fact(
@@ -162,6 +194,7 @@ def _fact(
     gazetteer: Gazetteer,
 ) -> Candidate:
     fields = {k: render(v, config.list_separator) for k, v in record.items() if v not in (None, "")}
+    fields[template.field] = value  # one value of a multi-valued field: the fact states that value alone
     try:
         text = template.template.format_map(fields)
     except KeyError as missing:
@@ -172,6 +205,8 @@ def _fact(
     text = text[:1].upper() + text[1:]
     entity = gazetteer.entity_for(subject, template.entity_type)
     mentions = [Mention(entity.entity_id, entity.entity_type, subject)]
+    if template.subject_template is not None:
+        subject = template.subject_template.format_map(fields)
     for part in value.split(config.list_separator):
         known = gazetteer.lookup(part)
         if known is not None and known != entity:

@@ -34,7 +34,9 @@ class QuestionTemplate(BaseModel):
     `ask`: 'value' -- the answer is the fact's value, distractors other entities' values of the field;
     'subject' -- the answer is the fact's entity, distractors entities with a different value;
     'negative' -- which entity does NOT have the value: the answer is an entity with another value, distractors
-    three entities sharing the fact's value.
+    three entities sharing the fact's value;
+    'highest' / 'lowest' -- a comparison across entities: the answer is the fact's entity, distractors entities whose
+    (single, numeric) value of the field is lower / higher.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,7 +45,7 @@ class QuestionTemplate(BaseModel):
     discipline: str  # the pillar the template is written for (a taxonomy leaf)
     field: str  # the fact field (attributes.field) it applies to, in any partition
     entity_type: str | None = None  # restricts it to facts about entities of this type
-    ask: Literal["value", "subject", "negative"]
+    ask: Literal["value", "subject", "negative", "highest", "lowest"]
     question: str  # str.format over {subject} and {value}
     explanation: str  # str.format over {subject}, {value} and {answer}
     difficulty: Difficulty = "L1"

@@ -25,6 +25,13 @@ class Fact:
     value: str | None = None
     entity_type: str | None = None
     entities: tuple[Entity, ...] = ()
+    question_material: bool = True  # the facts stage's salience verdict; False: distractor pool only
+
+    @property
+    def entity_key(self) -> str:
+        """The entity the fact is about (its subject's linked entity), for statements about one entity."""
+        linked = next((e.entity_id for e in self.entities if e.entity_type == self.entity_type), None)
+        return linked or f"{self.entity_type}:{norm(self.subject or '')}"
 
     @property
     def structured(self) -> bool:

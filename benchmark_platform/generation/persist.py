@@ -14,6 +14,7 @@ from benchmark_platform.store import Database, as_json, insert_rows
 _FACTS = """
 SELECT f.fact_id, f.text, d.url AS source, f.attributes->>'subject' AS subject, f.attributes->>'field' AS field,
        f.attributes->>'value' AS value, f.attributes->>'entity_type' AS entity_type,
+       coalesce((f.attributes->'salience'->>'question_material')::boolean, true) AS question_material,
        coalesce((SELECT json_agg(json_build_array(e.entity_id, e.entity_type, e.surface)
                                  ORDER BY e.entity_id, e.surface)
                  FROM fact_entities e WHERE e.fact_id = f.fact_id), '[]') AS entities

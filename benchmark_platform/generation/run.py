@@ -79,9 +79,12 @@ class _Context:
         self.options, self.pseudo = config.options_per_item, config.pseudo_mcq
         self.embedder = embedder
         self.by_subject: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+        self.by_entity: dict[str, list[Fact]] = defaultdict(list)
         for f in self.everything:
             if f.structured and f.entity_type:
                 self.by_subject[(f.entity_type, norm(f.subject or ""))].append(f)
+                if f.question_material:
+                    self.by_entity[f.entity_key].append(f)
         self._vectors: np.ndarray | None = None
         self._row: dict[str, int] = {}
         self._streams: dict[str, tuple[list[Any], Iterator[Any]]] = {}
@@ -180,9 +183,15 @@ class _Context:
                     yield f, ts[(r + round_) % len(ts)]
 
     def pseudo_groups(self) -> Iterator[list[Fact]]:
-        """A structured selected fact and further facts of its entity type, other subjects, one per statement."""
+        """A structured selected fact and further statements: facts about the same entity (several statements about
+        one appellation, its fields taken in turn) when it has enough of them, else facts of its entity type about
+        other subjects, one per statement."""
         structured = [f for f in self.selected if f.structured]
         for i, seed in enumerate(structured):
+            about = _one_per_field_in_turn(seed, self.by_entity.get(seed.entity_key, []), self.pseudo.statements)
+            if about is not None:
+                yield about
+                continue
             group, subjects = [seed], {norm(seed.subject or "")}
             for other in structured[i + 1 :] + structured[:i] + self.everything:
                 if (
@@ -205,6 +214,23 @@ class _Context:
         for at, block in zip(range(0, len(self.selected), BLOCK), self._blocks(), strict=True):
             sizes = [min(3 + (at + i) % 3, len(self.everything)) for i in range(len(block))]
             yield from st.clusters(block, sizes, self.everything, vectors, self._row)
+
+
+def _one_per_field_in_turn(seed: Fact, about: list[Fact], size: int) -> list[Fact] | None:
+    """`size` facts about the seed's entity, the seed first, then a fact of each other field in turn (so a stem
+    mixes varieties, yields, alcohol, ageing ... of one appellation); None when the entity has too few."""
+    by_field: dict[str, list[Fact]] = defaultdict(list)
+    for f in about:
+        if f.fact_id != seed.fact_id:
+            by_field[f.field or ""].append(f)
+    queues = [by_field[k] for k in sorted(by_field, key=lambda k: (k == seed.field, k))]
+    group, texts = [seed], {norm(seed.text)}
+    for depth in range(max((len(q) for q in queues), default=0)):
+        for queue in queues:
+            if depth < len(queue) and norm(queue[depth].text) not in texts and len(group) < size:
+                group.append(queue[depth])
+                texts.add(norm(queue[depth].text))
+    return group if len(group) == size else None
 
 
 def _fill(
@@ -257,6 +283,9 @@ async def _generate(
     gateway: Gateway | None,
     ordinal: int,
 ) -> GenerationResult:
+    # salience (facts stage): a fact that is not question material never becomes an item's answer; it stays in the
+    # pool, where it can still supply distractors
+    selected = [f for f in selected if f.question_material]
     ctx = _Context(selected, pool, config, embedder)
     n, available, limits = config.items_per_discipline or len(selected), ctx.available(), {}
     the_plan = plan(n, config, audited, available)

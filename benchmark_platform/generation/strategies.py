@@ -82,7 +82,13 @@ class Mined:
 def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
     """Entities the fact could be asked about: its structured subject first, unless other entities share its value
     (then the blanked sentence would fit them too), and the entities it mentions."""
-    entities = [e for e in fact.entities if not (fact.structured and norm(e.surface) == norm(fact.subject or ""))]
+    # the subject's own entity is never a blank of its own (with a qualifier, 'Buzet red wines', its name alone would
+    # leave '_____ red wines', which other appellations may fit too)
+    entities = [
+        e
+        for e in fact.entities
+        if not (fact.structured and (norm(e.surface) == norm(fact.subject or "") or e.entity_id == fact.entity_key))
+    ]
     field_index = index.get(fact) if fact.structured else None
     sharing = field_index.subjects_with.get(norm(fact.value or ""), []) if field_index is not None else []
     if fact.entity_type and len(sharing) == 1:
@@ -116,10 +122,24 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
             )
         for i, found in zip(todo, catalogue.mine_many(queries, k + 4), strict=True):
             fact, (entity, written) = facts[i], candidates[i][round_]
-            distractors = [(_like(n, written), s) for n, s in found if norm(n) not in norm(fact.text)][:k]
+            true_here = _values_of_subject(fact, entity, index)
+            distractors = [
+                (_like(n, written), s)
+                for n, s in found
+                if norm(n) not in norm(fact.text) and not any(v in norm(n) or norm(n) in v for v in true_here)
+            ][:k]
             if len(distractors) == k:
                 out[i] = Mined(fact, Entity(entity.entity_id, entity.entity_type, written), tuple(distractors))
     return out
+
+
+def _values_of_subject(fact: Fact, entity: Entity, index: FieldIndex) -> set[str]:
+    """When the blank is the fact's value (a variety of an appellation), every value the subject has in that field:
+    a distractor that is one of them, or names one ('Sauvignon' / 'Sauvignon Blanc'), would also be right."""
+    field_index = index.get(fact) if fact.structured else None
+    if field_index is None or norm(entity.surface) != norm(fact.value or ""):
+        return set()
+    return field_index.values_of.get(norm(fact.subject or ""), set())
 
 
 def _written(text: str, surface: str) -> str | None:

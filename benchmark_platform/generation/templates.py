@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,6 +75,36 @@ def _sample(rng: random.Random, population: list[str], k: int, reject: Callable[
     return [*chosen.values(), *rng.sample(rest, k - len(chosen))]
 
 
+_LEADING_NUMBER = re.compile(r"^\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+
+
+def numeric(value: str) -> float | None:
+    """The leading number of a value with its unit ('5,500 vines per hectare' -> 5500.0), else None."""
+    m = _LEADING_NUMBER.match(value)
+    return float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) if m else None
+
+
+def _compared(
+    field_index: _FieldIndex, fact: Fact, highest: bool, rng: random.Random, k: int
+) -> list[tuple[str, str]] | None:
+    """k other entities whose one value of the field is strictly below (highest) / above (lowest) the fact's, as
+    (subject, value); None when the fact's entity has several values of the field or too few entities compare."""
+    own = numeric(fact.value or "")
+    if own is None or len(field_index.values_of.get(norm(fact.subject or ""), ())) != 1:
+        return None
+    display = {norm(v): v for v in field_index.values}
+    pool = []
+    for subject in field_index.subjects:
+        values = field_index.values_of.get(norm(subject), set())
+        if len(values) != 1 or norm(subject) == norm(fact.subject or ""):
+            continue
+        (value,) = values
+        number = numeric(value)
+        if number is not None and (number < own if highest else number > own):
+            pool.append((subject, display.get(value, value)))
+    return rng.sample(pool, k) if len(pool) >= k else None
+
+
 def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[QuestionTemplate]:
     return [
         t
@@ -106,6 +137,12 @@ def template_item(
     elif template.ask == "subject":
         answer = subject
         distractors = _sample(rng, field_index.subjects, k, lambda c: norm(value) in field_index.values_of[norm(c)])
+    elif template.ask in ("highest", "lowest"):
+        compared = _compared(field_index, fact, template.ask == "highest", rng, k)
+        if compared is None:
+            return None
+        answer, distractors = subject, [s for s, _ in compared]
+        values = "; ".join(f"{s}: {v}" for s, v in [(subject, value), *compared])
     else:  # negative: the one entity without the value among three that have it
         sharing = [s for s in field_index.subjects_with.get(norm(value), []) if norm(s) != norm(subject)]
         others = _sample(rng, field_index.subjects, 1, lambda c: norm(value) in field_index.values_of[norm(c)])
@@ -116,13 +153,16 @@ def template_item(
         return None
     options, answer_index = place_answer(answer, distractors, position)
     fields = {"subject": subject, "value": value, "answer": answer}
+    explanation = template.explanation.format(**fields)
+    if template.ask in ("highest", "lowest"):
+        explanation += f" ({values})"
     return Item(
         item_id=content_id(spec_name, "template", template.id, fact.fact_id),
         format="mcq4",
         question=template.question.format(**fields),
         options=options,
         answer_index=answer_index,
-        explanation=template.explanation.format(**fields),
+        explanation=explanation,
         difficulty=template.difficulty,
         cognitive=template.cognitive,
         strategy="template",

@@ -12,6 +12,7 @@ copying are imported (never oenobench/), and their SOURCES.md and licence files 
 from __future__ import annotations
 
 import argparse
+import csv
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +32,8 @@ class Import:
     url: str  # upstream URL, formatted with {name} (the file's name)
     committed: str  # ISO date of the upstream commit holding these bytes
     note: str
+    # a CSV in the folder with one row per file (columns file, commit, path): the URL's {commit} and {path}
+    index: str | None = None
 
 
 IMPORTS = (
@@ -57,12 +60,12 @@ IMPORTS = (
     ),
     Import(
         "inao_fr_appellations",
-        "cahiers_des_charges/aoc_chateaumeillant_decret-2010-1442_annexe.md",
-        f"{RAW}/etalab/lois-non-codifiees-et-reglements-francais/e898b5a4c2daf8d37e015d984d6bd1abe70bcfad/decret/"
-        "2010/decret-n2010-1442-du-22-novembre-2010-agrt1027144d/annexe/article-annexe.md",
+        "cahiers_des_charges/aoc_*.md",
+        f"{RAW}/etalab/lois-non-codifiees-et-reglements-francais/{{commit}}/{{path}}",
         "2026-11-29",
-        "transcribed from upstream: length equals upstream exactly, byte identity not guaranteed; dated by the "
-        "shared-data capture (upstream commit date not recorded)",
+        "Légifrance text converted to Markdown by Etalab, read from upstream page by page: length equals upstream "
+        "exactly, byte identity not guaranteed; dated by the shared-data capture (upstream commit dates not recorded)",
+        index="cahiers_des_charges/index.csv",
     ),
     Import(
         "inao_fr_appellations",
@@ -118,6 +121,7 @@ IMPORTS = (
 )
 ATTRIBUTION_FILES = (
     "SOURCES.md",
+    "cahiers_des_charges/index.csv",
     "LICENSE_CC0.txt",
     "openwines_dept44_geojson/LICENSE_ODbL.txt",
     "openwines_dept44_geojson/README_upstream.md",
@@ -135,9 +139,17 @@ def build(data_dir: Path, out: Path) -> SnapshotStore:
         paths = sorted(folder.glob(item.pattern))
         if not paths:
             raise FileNotFoundError(f"{folder}/{item.pattern}: no file to import")
+        rows = {}
+        if item.index is not None:
+            with (folder / item.index).open(encoding="utf-8", newline="") as handle:
+                rows = {row["file"]: row for row in csv.DictReader(handle)}
         for path in paths:
             body = path.read_bytes()
-            url = item.url.format(name=path.name)
+            if item.index is not None and path.name not in rows:
+                raise KeyError(f"{folder / item.index}: no row for {path.name}")
+            url = item.url.format(
+                name=path.name, **({k: rows[path.name][k] for k in ("commit", "path")} if rows else {})
+            )
             store.put(
                 Exchange(
                     url=url,

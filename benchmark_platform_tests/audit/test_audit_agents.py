@@ -137,3 +137,36 @@ def test_template_fingerprint_on_real_questions(shared_data) -> None:
     assert payload["negatives"] == len(human) == 104 and payload["positives"] >= 10
     assert payload["heldout_auc"] > 0.8  # template style is recognisable from POS bigrams alone
     assert len(result.findings) == len(items)
+
+
+def test_deterministic_items_duplicate_only_by_the_same_stem() -> None:
+    """Template items differ by one name ('the Pomerol AOC' / 'the Buzet AOC'): an embedding calls them duplicates,
+    D2 compares them by their stem; LLM-written items keep the embedding test."""
+    template = [
+        item(f"What base yield does the rulebook set for {name}?", item_id=f"t{i}", generator="deterministic")
+        for i, name in enumerate(("Pomerol", "Buzet", "Volnay", "Fitou", "Pomerol"))
+    ]
+    written = [
+        item("Which river flows through the Mosel?", item_id="m1", generator="gen0"),
+        item("Which river flows through the Mosel?", item_id="m2", generator="gen0"),
+    ]
+    out = asyncio.run(run_audit([*template, *written], AuditContext(CONFIG, StaticEmbedder())))
+    dedup = {f.item_id: f for f in out.findings if f.agent == D2_DEDUP_CALIBRATION.name}
+    assert [dedup[f"t{i}"].severity for i in range(5)] == ["pass", "pass", "pass", "pass", "fail"]
+    assert dedup["t4"].payload["nearest"] == "t0"
+    assert dedup["m2"].severity == "fail" and dedup["m1"].severity == "pass"
+
+
+def test_s1_fails_identifier_answers_and_stems_and_passes_knowledge() -> None:
+    from benchmark_platform.audit.agents import S1_SALIENCE
+
+    def verdict(question: str, key: str) -> str:
+        return S1_SALIENCE.run(item(question, (key, "x", "y", "z")), CONFIG).severity
+
+    assert verdict("Which section of 27 CFR part 9 sets out the Atlas Peak AVA?", "9.140") == "fail"
+    assert verdict("On what date did TTB establish the Rockpile AVA?", "2002-02-27") == "fail"
+    assert verdict("Which permittee holds this permit?", "PA-W-21084") == "fail"
+    assert verdict("Which permittee holds TTB permit PA-W-21084 in GRANTVILLE?", "GRANTVILLE WINERY") == "fail"
+    assert verdict("What base yield does the rulebook set for Pomerol?", "49 hl/ha") == "pass"
+    assert verdict("What minimum natural alcoholic strength must Pomerol reach?", "11%") == "pass"
+    assert verdict("Until when must Pomerol be aged?", "1 November of the year after the harvest") == "pass"

@@ -1,5 +1,5 @@
-"""A database prepared once: the wine snapshot's AVA and grape-list sources ingested, their facts extracted, anchored,
-scored and selected (regions, grape_varieties). Tests then materialise only the `items` asset's partitions on it."""
+"""A database prepared once: the wine snapshot's AVA, grape-list and rulebook sources ingested, their facts
+extracted, anchored, scored and selected (regions, grape_varieties). Tests then materialise only the `items` asset's partitions on it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from benchmark_platform.llm.double import Rule, Script, ServerThread, scripted_s
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, migrate
 
-SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list")
+SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list", "inao_cahiers")
 DISCIPLINES = ("regions", "grape_varieties")
 
 

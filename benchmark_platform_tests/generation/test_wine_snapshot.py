@@ -90,9 +90,9 @@ def test_five_scripted_generators_meet_quotas_caps_validator_and_balance(prepare
     figures = check_set(prepared, spec)
     five = {"fact_to_question", "distractor_mining", "template", "scenario", "comparative"}
     assert set(figures["regions"]["strategy"]) == five, figures["regions"]
-    # the grape list states only a colour (red or white) per variety: no sentence of it can be blanked so that a
-    # single variety fits, so distractor mining has nothing to ask there and its share goes to the other strategies
-    assert set(figures["grape_varieties"]["strategy"]) == five - {"distractor_mining"}
+    # the grape list states only a colour per variety (no sentence of it can be blanked so that a single variety
+    # fits), but the rulebooks' variety facts can be: distractor mining asks which variety an appellation permits
+    assert set(figures["grape_varieties"]["strategy"]) == five
     for discipline in DISCIPLINES:
         assert set(figures[discipline]["generator"]) == {*(m.name for m in models), DETERMINISTIC}
     assert figures["pseudo_mcq10_llm"] > 0  # scenario slots written as 10-option items, all passing the validator

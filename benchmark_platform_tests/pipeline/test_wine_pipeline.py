@@ -134,3 +134,29 @@ def test_every_discipline_has_an_item_selection_after_the_audit(built):
         )
         == 0
     )
+
+
+def test_release_items_are_knowledge_not_identifiers_nor_raw_separators(built):
+    """Issue 20 over the release: >= 600 items, >= 60 in each discipline, no identifier answer, no raw '|'."""
+    import polars as pl
+
+    from benchmark_platform.release.screening import artefacts
+
+    _, spec, [(_, release_dir), _] = built
+    items = pl.read_parquet(release_dir / "data" / "items.parquet")
+    options = pl.read_parquet(release_dir / "data" / "options.parquet")
+    by_item = (
+        options.sort(["item_id", "position"])
+        .group_by("item_id", maintain_order=True)
+        .agg(pl.col("text"), pl.col("is_correct"))
+    )
+    question = dict(zip(items["item_id"], items["question"], strict=True))
+    problems = {}
+    for row in by_item.iter_rows(named=True):
+        found = artefacts(question[row["item_id"]], row["text"], row["is_correct"].index(True))
+        if found:
+            problems[row["item_id"]] = found
+    assert problems == {}
+    assert len(items) >= 600
+    per_discipline = dict(items.group_by("discipline").len().iter_rows())
+    assert all(per_discipline.get(d, 0) >= 60 for d in spec.discipline_keys), per_discipline

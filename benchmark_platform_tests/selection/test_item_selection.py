@@ -18,7 +18,7 @@ from benchmark_platform.selection.config import SelectionConfig
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 
-SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list")
+SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list", "inao_cahiers")  # K_d needs the rulebooks
 DISCIPLINES = ("regions", "grape_varieties")
 UPSTREAM = ("facts", "anchors", "support_centrality", "selected_facts", "items", "audit_findings")
 
@@ -43,7 +43,7 @@ def select_items(spec, db, discipline):
 
 @pytest.fixture(scope="module")
 def audited(fresh_database):
-    """The wine snapshot's AVA and grape-list sources ingested, then facts to audit for regions and grape_varieties."""
+    """The wine snapshot's AVA, grape-list and rulebook sources ingested, then facts to audit (regions, grape_varieties)."""
     db = Database(fresh_database("bp_item_selection"))
     migrate(db)
     spec = load_spec("wine")

@@ -11,8 +11,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark_platform.centrality import CentralityParams, select
-from benchmark_platform.selection import SelectionProblem, select_greedy
+from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.selection.greedy import select_greedy
+from benchmark_platform.selection.policy import select
+from benchmark_platform.selection.problem import SelectionProblem
 from benchmark_platform.selection.response import (
     ResponseMatrix,
     add_response_term,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -88,6 +89,21 @@ def _seed_facts(db: Database, spec: str) -> None:
                 start += len(sentence) + 1
 
 
+# The bundled wine anchors are sized for the whole snapshot (K_d 90-120); these tests seed five sentences per
+# discipline, so they use the small-pool example anchors kept beside them (K_d 1-5, French prose strata).
+SMALL_POOL_ANCHORS = Path(__file__).parent / "fixtures" / "small_pool_anchors"
+
+
+def small_pool_spec(tmp_path: Path):
+    """The wine spec with its anchors copied to `tmp_path`, the small-pool ones in place of three disciplines'."""
+    spec = load_spec("wine")
+    copy = tmp_path / "wine"
+    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    for folder in SMALL_POOL_ANCHORS.iterdir():
+        shutil.copyfile(folder / "anchors.yaml", copy / "anchors" / folder.name / "anchors.yaml")
+    return spec.model_copy(update={"directory": copy}), copy
+
+
 @pytest.fixture(scope="module")
 def wine_db(fresh_database):
     return seeded_database(fresh_database, "bp_selection")
@@ -107,8 +123,8 @@ def _materialize(spec, db, discipline):
 
 
 @pytest.mark.parametrize("discipline", ["business", "viticulture"])
-def test_selection_records_a_certified_ratio_and_reruns_idempotently(wine_db, discipline):
-    spec = load_spec("wine")
+def test_selection_records_a_certified_ratio_and_reruns_idempotently(wine_db, discipline, tmp_path):
+    spec, _ = small_pool_spec(tmp_path)
     for _ in range(2):
         result = _materialize(spec, wine_db, discipline)
         assert result.success
@@ -140,9 +156,7 @@ def test_selection_records_a_certified_ratio_and_reruns_idempotently(wine_db, di
 
 
 def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_path):
-    spec = load_spec("wine")
-    copy = tmp_path / "wine"
-    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    spec, copy = small_pool_spec(tmp_path)
     shutil.rmtree(copy / "anchors" / "viticulture")
     bare = spec.model_copy(update={"directory": copy})
     assert _materialize(bare, wine_db, "viticulture").success
@@ -180,9 +194,7 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
 
 
 def test_a_bad_anchor_file_fails_the_import_naming_the_row_and_writes_nothing(wine_db, tmp_path):
-    spec = load_spec("wine")
-    copy = tmp_path / "wine"
-    shutil.copytree(spec.anchors_dir, copy / "anchors")
+    spec, copy = small_pool_spec(tmp_path)
     (copy / "anchors" / "winemaking" / "pair_labels.csv").write_text("q,u,y_T,y_U\nwm_a1,wm_p1,1,0\nwm_a1,nope,0,0\n")
     (copy / "anchors" / "winemaking" / "anchors.yaml").write_text(
         (copy / "anchors" / "winemaking" / "anchors.yaml").read_text().split("pair_labels:")[0]

@@ -1,0 +1,535 @@
+"""French appellation rulebooks (INAO cahiers des charges) -> attribute facts in English.
+
+The rulebooks follow one legal outline (I. Nom ... V. Encépagement, VI. Conduite du vignoble, VII. Récolte et
+maturité, VIII. Rendements, IX. Transformation, élaboration, élevage ...), so each attribute is read by a French
+pattern inside its chapter: varieties (principal / accessory / permitted, by their INAO colour codes), planting
+density, buds per vine, average maximum load, yield and yield cap, minimum sugar and natural alcohol, maximum alcohol
+after enrichment, residual sugar and sulphur dioxide limits, ageing and release dates, colours and styles, the
+département of the area, producers' cellar capacity and claim deadline. Tables (one row per line, cells joined by
+" | ", see ingest/adapters/legal_text.py) are read column by column under their header.
+
+Every fact is anchored at the span of its French value in the document text (a value the text does not state
+cannot become a fact); its English sentence, unit and terms come from the spec's glossary (RulebookConfig), and
+the appellation name stays as written. A value the glossary cannot put into English is rejected, not guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from benchmark_platform.facts.config import FactsConfig, RulebookAttribute, RulebookConfig
+from benchmark_platform.facts.gazetteer import Entity, Gazetteer
+from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument
+
+# --- the document's outline --------------------------------------------------------------------------------------
+
+_CHAPTER = re.compile(r"^\s*\**\s*([IVX]+)\s*[.\-―–]+\s*(?:―\s*)?(.*)$")
+_NAME = re.compile(
+    r"prétendre (?:à l'appellation d'origine contrôlée|aux appellations d'origine contrôlées)\s*[«\"“]?\s*"
+    r"([^,\"«»“”]+?)\s*[»\"”]?\s*,",
+    re.IGNORECASE,
+)
+_HEADING_NAME = re.compile(r"APPELLATION D'ORIGINE\s+CONTRÔLÉE\s*[«\"“]?\s*([^\"«»“”\n|]+?)\s*[»\"”]?\s*$", re.I | re.M)
+_SMALL_WORDS = frozenset({"de", "du", "des", "en", "la", "le", "les", "et", "sur", "sous", "aux", "au"})
+
+
+def appellation_name(text: str) -> str | None:
+    """The appellation's name as the rulebook writes it in its first article, else from its heading."""
+    found = _NAME.search(text[:6000])
+    if found:
+        return " ".join(found.group(1).split())
+    found = _HEADING_NAME.search(text[:3000])
+    return smart_title(found.group(1)) if found else None
+
+
+def smart_title(name: str) -> str:
+    """'CÔTES DE BORDEAUX-SAINT-MACAIRE' -> 'Côtes de Bordeaux-Saint-Macaire'."""
+
+    def word(w: str, first: bool) -> str:
+        low = w.lower()
+        if not first and low in _SMALL_WORDS:
+            return low
+        return "-".join(p[:1].upper() + p[1:] for p in low.split("-"))
+
+    return " ".join(word(w, i == 0) for i, w in enumerate(name.split()))
+
+
+@dataclass(frozen=True)
+class Line:
+    start: int
+    text: str
+    chapter: str  # roman numeral of the enclosing chapter ('V', 'VI', ...), '' before the first
+
+
+def lines(text: str) -> list[Line]:
+    """The text's lines with the Chapitre Ier chapter each lies in (Chapitre II's obligations keep their own
+    numbering: their chapter is 'II:<n>')."""
+    out, chapter, part, at = [], "", 1, 0
+    for raw in text.split("\n"):
+        stripped = raw.strip()
+        if re.match(r"^\**\s*Chapitre\s+II\b", stripped, re.IGNORECASE):
+            part = 2
+        found = _CHAPTER.match(stripped)
+        if found and len(stripped) < 160:
+            chapter = found.group(1) if part == 1 else f"{part}:{found.group(1)}"
+        out.append(Line(at, raw, chapter))
+        at += len(raw) + 1
+    return out
+
+
+# --- values ------------------------------------------------------------------------------------------------------
+
+_NUMBER = r"(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:,\s?\d+)?)"
+
+
+_WORDS = {"un": 1, "une": 1, "trois": 3, "cinq": 5, "huit": 8, "dix": 10, "quinze": 15}
+
+
+def number(raw: str) -> str:
+    """French number -> English: '5 500' -> '5,500', '13, 5' -> '13.5', 'dix' -> '10'."""
+    if raw.lower() in _WORDS:
+        return str(_WORDS[raw.lower()])
+    compact = re.sub(r"[ \u00a0\u202f]", "", raw)
+    if "," in compact:
+        whole, frac = compact.split(",", 1)
+        frac = frac.rstrip("0")  # '12,50 %' is 12.5%
+        return f"{int(whole):,}.{frac}" if frac else f"{int(whole):,}"
+    return f"{int(compact):,}"
+
+
+def with_unit(value: str, unit: str) -> str:
+    return f"{value}{unit}" if unit.startswith("%") else f"{value} {unit}"
+
+
+class Untranslated(ValueError):
+    """A French phrase the glossary has no English for."""
+
+
+class Glossary:
+    def __init__(self, entries: dict[str, str]) -> None:
+        self.entries = {k.lower(): v for k, v in entries.items()}
+
+    def __call__(self, french: str) -> str:
+        key = " ".join(french.lower().replace("\u2019", "'").split())
+        if key not in self.entries:
+            raise Untranslated(french)
+        return self.entries[key]
+
+
+_MONTHS = "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre"
+_DATE = re.compile(
+    rf"(\d{{1,2}})(?:er)?\s+({_MONTHS})\s+((?:de l'année|de la \w+ année|qui suit|suivant|de la récolte)[^.;:<]*?"
+    rf"r[ée]colte)",
+    re.IGNORECASE,
+)
+
+
+def date(match: re.Match[str], glossary: Glossary) -> str:
+    """'1er novembre de l'année qui suit celle de la récolte' -> '1 November of the year after the harvest'."""
+    relative = re.sub(r"\bla\s?la\b", "la", match.group(3))
+    return f"{int(match.group(1))} {glossary(match.group(2))} {glossary(relative)}"
+
+
+# wine colours and types a sentence or table row can qualify a value with ('Les vins rouges ...', 'Vins blancs')
+_QUALIFIER = re.compile(
+    r"\bvins?\s+(?:blancs?|rouges?|rosés?|gris|mousseux|tranquilles?|doux naturels?|liquoreux|moelleux|"
+    r"de paille|jaunes?|primeurs?|nouveaux?)(?:\s*(?:,|et|ou)\s*(?:blancs?|rouges?|rosés?|gris))*\b",
+    re.IGNORECASE,
+)
+# a value stated for part of the wines right after it: '194 grammes par litre de moût pour le merlot'
+_FOR = re.compile(
+    r"\s*,?\s*pour (?:les |le |la |l')(vins? [^,;.]+?|autres cépages|[a-zà-ÿ' -]+?)(?=\s*(?:,|;|\.|et \d|et à |et de |$))",
+    re.I,
+)
+_COLOUR_WORD = re.compile(r"\b(?:blancs?|rouges?|rosés?|gris)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Found:
+    """One attribute value in the text: its span (the evidence), the English value and a qualifier."""
+
+    attribute: str
+    start: int
+    end: int
+    value: str
+    qualifier: str = ""  # e.g. 'red wines', '' when the value holds for every wine of the appellation
+
+
+def _qualifier(line: str, at: int, glossary: Glossary, after: int | None = None) -> str:
+    """The wines a value in `line` (at offset `at`, its unit ending at `after`) is stated for: 'pour le merlot' /
+    'pour les vins rouges' right after it, else the last wine colour/type named before it in its sentence; none when
+    that names every colour (blancs, rouges et rosés) or nothing."""
+    if after is not None and (following := _FOR.match(line, after)):
+        named_for = following.group(1).strip()
+        if named_for.lower().startswith("vin"):
+            return _wines(named_for, glossary)
+        if named_for.lower() == "autres cépages":
+            return glossary(named_for)
+        if named_for.islower() and "cépage" not in named_for and len(named_for.split()) <= 3:  # 'le merlot'
+            return f"from {smart_title(named_for)}"
+    sentence_start = max(line.rfind(". ", 0, at), line.rfind("; ", 0, at), 0)
+    named = [m for m in _QUALIFIER.finditer(line, sentence_start, at)]
+    return _wines(named[-1].group(0), glossary) if named else ""
+
+
+def _wines(french: str, glossary: Glossary) -> str:
+    return "" if len(_COLOUR_WORD.findall(french)) >= 3 else glossary(french)
+
+
+# --- the attributes ------------------------------------------------------------------------------------------------
+
+Reader = Callable[[Line, Glossary], Iterator[Found]]
+
+
+def _simple(attribute: str, chapters: tuple[str, ...], pattern: str, dated: bool = False) -> Reader:
+    """A value stated by one French phrase. Group 'v' (or 'v2' in a second alternative) is the number and 'u' ('u2')
+    its unit, which together are the evidence; a dated attribute's 'v' is where its date starts."""
+    compiled = re.compile(pattern, re.IGNORECASE)
+
+    def read(line: Line, glossary: Glossary) -> Iterator[Found]:
+        if line.chapter not in chapters:
+            return
+        for m in compiled.finditer(line.text):
+            v, u = ("v", "u") if m.group("v") is not None else ("v2", "u2")
+            start = m.start(v)
+            if dated:
+                found = _DATE.match(line.text, start)
+                if found is None:
+                    continue
+                value, end = date(found, glossary), found.end()
+            else:
+                value, end = with_unit(number(m.group(v)), glossary(m.group(u))), m.end(u)
+            qualifier = _qualifier(line.text, start, glossary, end)
+            yield Found(attribute, line.start + start, line.start + end, value, qualifier)
+
+    return read
+
+
+_VARIETY = re.compile(r"([a-zà-ÿœ][a-zà-ÿœ'’ -]*?[a-zà-ÿœ])\s+(N|B|G|Rs|Rg)\b")
+
+
+def _varieties(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """'cépages principaux : cabernet franc N, merlot N ...': every variety by its INAO colour code."""
+    if line.chapter != "V":
+        return
+    low = line.text.lower()
+    label = re.search(r"cépages?\s+(principaux|principal|accessoires?|suivants?)|cépage\s+\w+\s*:", low)
+    if label is None or ":" not in low[label.start() :]:
+        return
+    role = label.group(1) or ""
+    attribute = (
+        "principal_variety" if role.startswith("principa") else "accessory_variety" if role.startswith("acc") else ""
+    )
+    colon = low.index(":", label.start())
+    listing = re.sub(r"\([^)]*\)", lambda m: " " * len(m.group(0)), line.text[colon + 1 :])  # '(ou malbec)'
+    for m in _VARIETY.finditer(listing):
+        name = m.group(1).strip(" '’-")
+        name = re.sub(r"^(?:et|ou|les?|la|cépages?)\s+", "", name, flags=re.IGNORECASE)
+        if not name or len(name) < 3 or name.lower() in ("et", "ou"):
+            continue
+        start = line.start + colon + 1 + m.start(1) + m.group(1).index(name)
+        display = smart_title(name)
+        yield Found("variety", start, start + len(name), display)
+        if attribute:  # the role's evidence is the listing from its label to the variety
+            yield Found(attribute, line.start + label.start(), start + len(name), display)
+
+
+_COLOURS = re.compile(r"\b(rouges?|blancs?|rosés?)\b", re.IGNORECASE)
+_STYLES = re.compile(
+    r"\b(tranquilles?|mousseux|pétillants?|doux naturels?|liquoreux|moelleux|vin jaune|vins? de paille|primeurs?|"
+    r"effervescents?)\b",
+    re.IGNORECASE,
+)
+
+
+def _colours_and_styles(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """Chapter III ('Couleur et types de produit'): the colours and styles the appellation is reserved for."""
+    if line.chapter != "III" or "vin" not in line.text.lower():
+        return
+    for attribute, pattern in (("colour", _COLOURS), ("style", _STYLES)):
+        for m in pattern.finditer(line.text):
+            yield Found(attribute, line.start + m.start(), line.start + m.end(), glossary(m.group(1)))
+
+
+_DEPARTMENT = re.compile(
+    r"départements?\s+(?:de la |de l'|du |des |de )((?:[A-ZÉÈ][\w'’-]+)(?:[- ](?:et-|de-|du-|sur-)?[A-ZÉÈ][\w'’-]+)*)"
+)
+
+
+def _departments(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """Chapter IV's geographical area: the départements its communes lie in."""
+    if line.chapter != "IV":
+        return
+    for m in _DEPARTMENT.finditer(line.text):
+        yield Found("department", line.start + m.start(1), line.start + m.end(1), m.group(1))
+
+
+_READERS: dict[str, Reader] = {
+    "variety": _varieties,
+    "colour": _colours_and_styles,
+    "department": _departments,
+    "min_density": _simple(
+        "min_density",
+        ("VI", "V"),
+        rf"densité minimale (?:à la plantation |de plantation )?(?:de |est fixée à |égale à )?(?P<v>{_NUMBER})\s*(?P<u>pieds (?:par|à l')\s?hectare)",
+    ),
+    "max_buds": _simple(
+        "max_buds",
+        ("VI",),
+        # buds per vine, not per spur or cane ('coursons à 2 yeux francs')
+        r"(?:(?:pied|souche)(?:(?!courson|cots?\b|aste|long)[^.]){0,60}?(?:maximum de |au maximum |plus de )(?P<v>\d+)\s*"
+        r"(?P<u>yeux francs)(?! par)"
+        r"|(?:maximum de |au maximum |plus de )(?P<v2>\d+)\s*(?P<u2>yeux francs par (?:pied|souche)))",
+    ),
+    "max_load": _simple(
+        "max_load",
+        ("VI",),
+        rf"charge maximale moyenne à la parcelle (?:est )?fixée à (?P<v>{_NUMBER})\s*(?P<u>kilogrammes (?:de raisin )?par hectare)",
+    ),
+    "base_yield": _simple(
+        "base_yield",
+        ("VIII",),
+        rf"(?<!butoir )(?<!maximum de production )(?:Le |le )rendement (?:visé|mentionné).{{0,80}}?(?:est )?fixé(?:, [^:]{{0,60}},)? à (?P<v>{_NUMBER})\s*(?P<u>hectolitres par hectare)",
+    ),
+    "yield_cap": _simple(
+        "yield_cap",
+        ("VIII",),
+        rf"rendement butoir .{{0,80}}?(?:est )?fixé(?:, [^:]{{0,60}},)? à (?P<v>{_NUMBER})\s*(?P<u>hectolitres par hectare)",
+    ),
+    "min_sugar": _simple(
+        "min_sugar",
+        ("VII",),
+        rf"richesse en sucres? (?:des raisins )?inférieure à (?P<v>{_NUMBER})\s*(?P<u>grammes par litre de moût)"
+        # the next value of the same sentence: '... pour le merlot et 180 grammes par litre de moût pour les autres'
+        rf"|(?<!\d) et (?P<v2>{_NUMBER})\s*(?P<u2>grammes par litre de moût)(?= pour)",
+    ),
+    "min_natural_alcohol": _simple(
+        "min_natural_alcohol",
+        ("VII",),
+        rf"titre alcoométrique volumique naturel minimum (?:de |égal à )(?P<v>{_NUMBER})\s*(?P<u>%(?: vol\.?)?)",
+    ),
+    "max_alcohol_after_enrichment": _simple(
+        "max_alcohol_after_enrichment",
+        ("IX", "VII"),
+        rf"après enrichissement, (?:le )?titre alcoométrique volumique total (?:de |maximum de )(?P<v>{_NUMBER})\s*(?P<u>%(?: vol\.?)?)",
+    ),
+    "max_residual_sugar": _simple(
+        "max_residual_sugar",
+        ("IX",),
+        rf"sucres fermentescibles \(glucose (?:\+|et) fructose\) inférieure ou égale à (?P<v>{_NUMBER})\s*(?P<u>grammes? par litre)",
+    ),
+    "max_total_so2": _simple(
+        "max_total_so2",
+        ("IX",),
+        rf"anhydride sulfureux total inférieure ou égale à (?P<v>{_NUMBER})\s*(?P<u>milligrammes par litre)",
+    ),
+    "max_concentration": _simple(
+        "max_concentration",
+        ("IX",),
+        rf"taux de concentration maximum de (?P<v>{_NUMBER})\s*(?P<u>%)",
+    ),
+    "ageing_until": _simple(
+        "ageing_until",
+        ("IX",),
+        r"(?:élevés?|élevage) (?:au moins |au minimum |minimum )?jusqu'au (?P<v>\d)",
+        dated=True,
+    ),
+    "release_from": _simple(
+        "release_from", ("IX",), r"mis en marché à destination du consommateur qu'à partir du (?P<v>\d)", dated=True
+    ),
+    "cellar_capacity": _simple(
+        "cellar_capacity",
+        ("IX",),
+        rf"capacité de cuverie de vinification[^.]{{0,40}}? (?:à|de) (?P<v>{_NUMBER})\s*(?P<u>fois)",
+    ),
+    "export_notice": _simple(
+        "export_notice",
+        ("2:I", "2:II"),
+        r"expédition hors du territoire national[^.]*?au moins (?P<v>\d+|cinq|huit|dix|quinze) "
+        r"(?P<u>jours ouvrés) avant l'expédition",
+    ),
+    "bottling_notice": _simple(
+        "bottling_notice",
+        ("2:I", "2:II"),
+        r"souhaitant conditionner[^.]*?(?:au moins|dans un délai de) (?P<v>\d+|trois|cinq|huit|dix|quinze) "
+        r"(?P<u>jours ouvrés) (?:avant|précédant) (?:le premier )?(?:le )?conditionnement",
+    ),
+    "declassification_notice": _simple(
+        "declassification_notice",
+        ("2:I", "2:II"),
+        r"déclassement[^.]{0,260}?(?:dans un délai (?:maximum )?(?:de |d')|au plus tard )"
+        r"(?P<v>\d+|une?|trois|cinq|huit|dix|quinze)\s*(?P<u>mois|jours ouvrés|jours)(?: maximum)? après",
+    ),
+    "claim_deadline": _simple(
+        "claim_deadline",
+        ("2:I",),
+        r"déclaration de revendication [^.]*?(?:avant|au plus tard) le (?P<v>\d)",
+        dated=True,
+    ),
+}
+# attribute ids the spec may configure, and the reader that finds each (one reader may find several attributes)
+ATTRIBUTES: dict[str, str] = {
+    "variety": "variety",
+    "principal_variety": "variety",
+    "accessory_variety": "variety",
+    "colour": "colour",
+    "style": "colour",
+    **{name: name for name in _READERS if name not in ("variety", "colour")},
+}
+
+
+# --- tables ------------------------------------------------------------------------------------------------------
+
+# header words -> the attribute its column states (a table's header line names the columns, rows name the wines)
+_COLUMN_ATTRIBUTES = (
+    (re.compile(r"richesse minimale en sucres?", re.I), "min_sugar", "grammes par litre de moût"),
+    (re.compile(r"titre alcoométrique\s+volumique naturel minimum", re.I), "min_natural_alcohol", "%"),
+    (re.compile(r"titre alcoométrique\s+volumique\s+total maximum", re.I), "max_alcohol_after_enrichment", "%"),
+    (re.compile(r"^rendements?\b(?! butoir)", re.I), "base_yield", "hectolitres par hectare"),
+    (re.compile(r"rendement butoir", re.I), "yield_cap", "hectolitres par hectare"),
+)
+_CELL_NUMBER = re.compile(rf"^\s*{_NUMBER}\s*(?:%\s*(?:vol\.?)?|g/l|hl/ha)?\s*$")
+
+
+def _tables(all_lines: list[Line], glossary: Glossary) -> Iterator[Found]:
+    """Rows of a table under a header that names attribute columns: one value per (row, column)."""
+    columns: dict[int, tuple[str, str]] | None = None
+    columns_cells: list[tuple[int, str]] = []
+    for line in all_lines:
+        if " | " not in line.text and not line.text.startswith("| "):
+            columns = None
+            continue
+        # cells with their offsets; a row whose first cell is empty starts with '| '
+        cells = [(m.start(), m.group(0)) for m in re.finditer(r"[^|]+|(?<=\|)(?=\|)|^(?=\|)", line.text)]
+        header = {
+            i: (attribute, unit)
+            for i, (_, cell) in enumerate(cells)
+            for pattern, attribute, unit in _COLUMN_ATTRIBUTES
+            if pattern.search(cell.strip())
+        }
+        if header:
+            columns, columns_cells = header, cells
+            continue
+        if columns is None or line.chapter not in ("VII", "VIII", "IX"):
+            continue
+        row_name = cells[0][1].strip()
+        named = _QUALIFIER.fullmatch(row_name) or _QUALIFIER.match(row_name)
+        if named is None or len(cells) != len(columns_cells):
+            continue
+        qualifier = _wines(named.group(0), glossary)
+        for i, (at, cell) in enumerate(cells):
+            if i in columns and (m := _CELL_NUMBER.match(cell)):
+                start = line.start + at + m.start(1)
+                attribute, unit = columns[i]
+                value = with_unit(number(m.group(1)), glossary(unit))
+                yield Found(attribute, start, start + len(m.group(1)), value, qualifier)
+
+
+# --- facts -----------------------------------------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=[A-ZÀ-Ý«\"(―-])")
+
+
+def sentences(text: str) -> int:
+    """Sentences the readers scan: each provision of a line, and each table row (the throughput unit)."""
+    return sum(len(_SENTENCE_END.split(line)) for line in text.split("\n") if line.strip())
+
+
+def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    """Every attribute value of one rulebook and what could not be put into English ((start, end, reason, text))."""
+    all_lines = lines(document.text)
+    found: list[Found] = []
+    problems: list[tuple[int, int, str, str]] = []
+    readers = list(dict.fromkeys(_READERS.values()))
+    for line in all_lines:
+        for reader in readers:
+            try:
+                found.extend(reader(line, glossary))
+            except Untranslated as missing:
+                problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
+    try:
+        found.extend(_tables(all_lines, glossary))
+    except Untranslated as missing:
+        problems.append((0, 1, "not in the glossary", str(missing)))
+    return found, problems
+
+
+def extract_rulebook(
+    document: SourceDocument, config: FactsConfig, gazetteer: Gazetteer
+) -> tuple[list[Candidate], list[Rejection]]:
+    """The rulebook's facts: one per (attribute, value, qualifier), in English, anchored at the French evidence."""
+    rulebook = config.rulebook
+    if rulebook is None or document.source_id not in rulebook.sources:
+        return [], []
+    by_id = {a.id: a for a in rulebook.attributes}
+    if unknown := sorted(set(by_id) - set(ATTRIBUTES)):
+        raise ValueError(f"facts.rulebook.attributes: no reader for {unknown}; known: {sorted(ATTRIBUTES)}")
+    name = appellation_name(document.text)
+    rejections: list[Rejection] = []
+
+    def reject(start: int, end: int, reason: str, text: str, detail: str = "", discipline: str | None = None) -> None:
+        rejections.append(
+            Rejection(
+                document.source_id, document.document_id, start, end, "template", reason, text, detail, discipline
+            )
+        )
+
+    if name is None:
+        reject(0, 1, "no appellation name in the rulebook", document.title)
+        return [], rejections
+    glossary = Glossary(rulebook.glossary)
+    found, problems = find(document, glossary)
+    for start, end, reason, text in problems:
+        reject(start, end, reason, text)
+    entity = gazetteer.entity_for(name, rulebook.entity_type)
+    candidates: dict[tuple[str, str, str], Candidate] = {}
+    for f in found:
+        attribute = by_id.get(f.attribute)
+        if attribute is None:
+            continue
+        key = (f.attribute, f.value.lower(), f.qualifier)
+        if key in candidates:  # the same rule stated twice (e.g. in the text and in the control table)
+            continue
+        candidates[key] = _candidate(document, attribute, name, entity, f, gazetteer, rulebook)
+    return list(candidates.values()), rejections
+
+
+def _candidate(
+    document: SourceDocument,
+    attribute: RulebookAttribute,
+    name: str,
+    entity: Entity,
+    found: Found,
+    gazetteer: Gazetteer,
+    rulebook: RulebookConfig,
+) -> Candidate:
+    subject = f"{name} {found.qualifier}" if found.qualifier else name
+    text = attribute.sentence.format(appellation=subject, value=found.value)
+    mentions = [Mention(entity.entity_id, entity.entity_type, name)]
+    known = gazetteer.lookup(found.value)
+    if known is not None and known != entity:
+        mentions.append(Mention(known.entity_id, known.entity_type, found.value))
+    return Candidate(
+        source_id=document.source_id,
+        document_id=document.document_id,
+        span_start=found.start,
+        span_end=found.end,
+        discipline=attribute.discipline,
+        text=text[:1].upper() + text[1:],
+        source_text=document.text[found.start : found.end],
+        confidence=1.0,
+        method=f"rulebook:{attribute.id}",
+        mentions=tuple(mentions),
+        attributes={
+            "subject": subject,
+            "field": attribute.id,
+            "value": found.value,
+            "entity_type": rulebook.entity_type,
+            "entity_id": entity.entity_id,
+            "appellation": name,
+            "qualifier": found.qualifier,
+            "attribute": attribute.label,
+        },
+    )

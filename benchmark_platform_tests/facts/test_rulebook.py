@@ -1,0 +1,138 @@
+"""French appellation rulebooks -> English attribute facts, on the real INAO cahiers des charges in ../shared/data."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from benchmark_platform.facts.build import extract
+from benchmark_platform.facts.gazetteer import Gazetteer
+from benchmark_platform.facts.models import SourceDocument
+from benchmark_platform.facts.rulebook import appellation_name, extract_rulebook, number
+from benchmark_platform.ingest.adapters.legal_text import legal_text
+
+SEPARATORS = ("|", " ― ", "pieds", "hectolitres", "grammes", "récolte")  # raw cells and French left in a value
+
+
+@pytest.fixture(scope="module")
+def gazetteer(wine_spec) -> Gazetteer:
+    return Gazetteer.from_config(wine_spec.facts, wine_spec.directory)
+
+
+@pytest.fixture(scope="module")
+def rulebooks(shared_data) -> list[SourceDocument]:
+    folder = shared_data / "inao_fr_appellations" / "cahiers_des_charges"
+    return [
+        SourceDocument(p.stem, "inao_cahiers", "text/markdown", p.stem, legal_text(p.read_text(encoding="utf-8")))
+        for p in sorted(folder.glob("aoc_*.md"))
+    ]
+
+
+def _facts(document, wine_spec, gazetteer) -> dict[tuple[str, str], list[str]]:
+    candidates, _ = extract_rulebook(document, wine_spec.facts, gazetteer)
+    out: dict[tuple[str, str], list[str]] = {}
+    for c in candidates:
+        out.setdefault((c.attributes["field"], c.attributes["qualifier"]), []).append(c.attributes["value"])
+    return out
+
+
+def test_french_numbers_become_english():
+    assert number("5 500") == "5,500"
+    assert number("13, 5") == "13.5"
+    assert number("12,50") == "12.5"
+    assert number("12,0") == "12"
+    assert number("dix") == "10"
+
+
+def test_pomerol_rules_in_english_anchored_at_their_french_evidence(rulebooks, wine_spec, gazetteer):
+    pomerol = next(d for d in rulebooks if "pomerol" in d.document_id)
+    assert appellation_name(pomerol.text) == "Pomerol"
+    facts = _facts(pomerol, wine_spec, gazetteer)
+    assert facts[("min_density", "")] == ["5,500 vines per hectare"]
+    assert facts[("max_buds", "")] == ["10 buds per vine"]
+    assert facts[("max_load", "")] == ["8,000 kg of grapes per hectare"]
+    assert facts[("base_yield", "")] == ["49 hl/ha"]
+    assert facts[("yield_cap", "")] == ["60 hl/ha"]
+    assert facts[("min_natural_alcohol", "")] == ["11%"]
+    assert facts[("max_alcohol_after_enrichment", "")] == ["13.5%"]
+    assert facts[("min_sugar", "from Merlot")] == ["194 g of sugar per litre of must"]
+    assert facts[("min_sugar", "from other varieties")] == ["180 g of sugar per litre of must"]
+    assert facts[("ageing_until", "")] == ["1 November of the year after the harvest"]
+    assert facts[("release_from", "")] == ["15 November of the year after the harvest"]
+    assert facts[("max_total_so2", "")] == ["140 mg/l"]
+    assert facts[("department", "")] == ["Gironde"]
+    assert facts[("colour", "")] == ["red"]
+    assert sorted(facts[("variety", "")]) == ["Cabernet Franc", "Cabernet-Sauvignon", "Cot", "Merlot", "Petit Verdot"]
+    candidates, rejections = extract_rulebook(pomerol, wine_spec.facts, gazetteer)
+    assert rejections == []
+    for c in candidates:  # the evidence is the document's own bytes, and it holds the stated number
+        assert pomerol.text[c.span_start : c.span_end] == c.source_text
+        assert c.method == f"rulebook:{c.attributes['field']}"
+        assert c.mentions[0].entity_id.startswith("appellation:")
+        digits = "".join(ch for ch in c.attributes["value"] if ch.isdigit())
+        spelled = c.source_text.split()[0].lower() in ("un", "une", "trois", "cinq", "huit", "dix", "quinze")
+        assert not digits or spelled or digits[:2] in "".join(ch for ch in c.source_text if ch.isdigit())
+
+
+def test_table_rows_give_values_per_wine_colour(rulebooks, wine_spec, gazetteer):
+    buzet = next(d for d in rulebooks if "buzet" in d.document_id)
+    facts = _facts(buzet, wine_spec, gazetteer)
+    # the sugar / natural alcohol table: one row per colour, one column per attribute
+    assert facts[("min_sugar", "red wines")] == ["180 g of sugar per litre of must"]
+    assert facts[("min_sugar", "white wines")] == ["161 g of sugar per litre of must"]
+    assert facts[("min_natural_alcohol", "rosé wines")] == ["10.5%"]
+    assert facts[("max_alcohol_after_enrichment", "white wines")] == ["12.5%"]
+    assert sorted(facts[("principal_variety", "")]) == [
+        "Cabernet Franc",
+        "Cabernet Sauvignon",
+        "Cot",
+        "Merlot",
+        "Muscadelle",
+        "Sauvignon",
+        "Sauvignon Gris",
+        "Sémillon",
+    ]
+    assert sorted(facts[("accessory_variety", "")]) == [
+        "Abouriou",
+        "Colombard",
+        "Gros Manseng",
+        "Petit Manseng",
+        "Petit Verdot",
+    ]
+
+
+def test_every_rulebook_is_named_and_read_in_every_chapter(rulebooks, wine_spec, gazetteer):
+    assert len(rulebooks) == 41
+    fields: Counter[str] = Counter()
+    for document in rulebooks:
+        assert appellation_name(document.text), document.document_id
+        candidates, _ = extract_rulebook(document, wine_spec.facts, gazetteer)
+        assert candidates, document.document_id
+        for c in candidates:
+            assert not any(s in c.attributes["value"] for s in SEPARATORS), c.attributes["value"]
+            assert not any(s in c.text for s in ("|", " ― ")), c.text
+        fields.update(c.attributes["field"] for c in candidates)
+    # every discipline the rulebooks feed gets material from most of the 41 texts
+    assert fields["variety"] >= 200 and fields["principal_variety"] >= 60
+    assert min(fields[f] for f in ("min_density", "base_yield", "yield_cap", "min_natural_alcohol")) >= 30
+    assert fields["claim_deadline"] >= 30 and fields["department"] >= 30 and fields["ageing_until"] >= 20
+    assert sum(fields.values()) >= 900
+
+
+def test_a_phrase_the_glossary_lacks_is_rejected_not_guessed(rulebooks, wine_spec, gazetteer):
+    pomerol = next(d for d in rulebooks if "pomerol" in d.document_id)
+    glossary = {k: v for k, v in wine_spec.facts.rulebook.glossary.items() if k != "novembre"}
+    config = wine_spec.facts.model_copy(
+        update={"rulebook": wine_spec.facts.rulebook.model_copy(update={"glossary": glossary})}
+    )
+    candidates, rejections = extract_rulebook(pomerol, config, gazetteer)
+    assert "ageing_until" not in {c.attributes["field"] for c in candidates}
+    assert ("not in the glossary", "novembre") in {(r.reason, r.text) for r in rejections}
+
+
+def test_extraction_scores_salience_on_every_candidate(rulebooks, wine_spec):
+    extraction = extract(rulebooks[:3], wine_spec.facts, wine_spec.directory)
+    assert extraction.candidates
+    for c in extraction.candidates:
+        assert c.attributes["salience"] == {"score": 1.0, "reasons": [], "question_material": True}

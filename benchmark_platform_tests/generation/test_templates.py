@@ -1,0 +1,88 @@
+"""Template items over rulebook facts: value, subject and comparison asks, distractors true elsewhere, false here."""
+
+from __future__ import annotations
+
+from benchmark_platform.generation.config import QuestionTemplate
+from benchmark_platform.generation.model import Entity, Fact
+from benchmark_platform.generation.run import _one_per_field_in_turn
+from benchmark_platform.generation.templates import FieldIndex, numeric, template_item
+
+
+def _fact(subject: str, field: str, value: str) -> Fact:
+    return Fact(
+        fact_id=f"{subject}-{field}-{value}",
+        text=f"The {field} of {subject} is {value}.",
+        subject=subject,
+        field=field,
+        value=value,
+        entity_type="appellation",
+        entities=(Entity(f"appellation:{subject.lower()}", "appellation", subject),),
+    )
+
+
+YIELDS = {"Pomerol": "49 hl/ha", "Buzet": "55 hl/ha", "Volnay": "40 hl/ha", "Cassis": "45 hl/ha", "Fitou": "45 hl/ha"}
+VARIETIES = {
+    "Pomerol": ["Merlot", "Cot"],
+    "Buzet": ["Merlot", "Abouriou"],
+    "Condrieu": ["Viognier"],
+    "Fitou": ["Syrah"],
+}
+
+
+def _template(ask: str, field: str = "base_yield") -> QuestionTemplate:
+    return QuestionTemplate(
+        id=f"t_{ask}", discipline="viticulture", field=field, ask=ask, question="Q {subject} {value}?", explanation="E"
+    )
+
+
+def test_numbers_with_units_are_read():
+    assert numeric("5,500 vines per hectare") == 5500.0
+    assert numeric("13.5%") == 13.5
+    assert numeric("1 November of the year after the harvest") == 1.0
+    assert numeric("red") is None
+
+
+def test_highest_and_lowest_compare_single_numeric_values():
+    facts = [_fact(s, "base_yield", v) for s, v in YIELDS.items()]
+    index = FieldIndex(facts)
+    buzet = next(f for f in facts if f.subject == "Buzet")
+    item = template_item("wine", 1, _template("highest"), buzet, index, 4, 0, "v")
+    assert item is not None and item.options[item.answer_index] == "Buzet"
+    assert all(numeric(YIELDS[o]) < 55 for o in item.options if o != "Buzet")
+    assert "Buzet: 55 hl/ha" in item.explanation
+    volnay = next(f for f in facts if f.subject == "Volnay")
+    lowest = template_item("wine", 1, _template("lowest"), volnay, index, 4, 2, "v")
+    assert lowest is not None and lowest.options[2] == "Volnay"
+    # the highest value has no entity above it: no 'lowest' item for it, and no 'highest' item for the lowest
+    assert template_item("wine", 1, _template("lowest"), buzet, index, 4, 0, "v") is None
+    assert template_item("wine", 1, _template("highest"), volnay, index, 4, 0, "v") is None
+
+
+def test_value_distractors_are_true_elsewhere_and_false_here():
+    facts = [_fact(s, "variety", v) for s, vs in VARIETIES.items() for v in vs]
+    index = FieldIndex(facts)
+    merlot_in_pomerol = next(f for f in facts if f.subject == "Pomerol" and f.value == "Merlot")
+    item = template_item("wine", 3, _template("value", "variety"), merlot_in_pomerol, index, 4, 1, "v")
+    assert item is not None and item.options[1] == "Merlot"
+    distractors = [o for i, o in enumerate(item.options) if i != 1]
+    assert "Cot" not in distractors  # also permitted in Pomerol: never a distractor
+    elsewhere = {v for s, vs in VARIETIES.items() if s != "Pomerol" for v in vs}
+    assert set(distractors) <= elsewhere
+    assert not any("|" in o for o in item.options)
+
+
+def test_pseudo_mcq_statements_about_one_appellation_take_its_fields_in_turn():
+    pomerol = [
+        _fact("Pomerol", "base_yield", "49 hl/ha"),
+        _fact("Pomerol", "yield_cap", "60 hl/ha"),
+        _fact("Pomerol", "variety", "Merlot"),
+        _fact("Pomerol", "variety", "Cot"),
+        _fact("Pomerol", "variety", "Petit Verdot"),
+        _fact("Pomerol", "min_density", "5,500 vines per hectare"),
+        _fact("Pomerol", "max_buds", "10 buds per vine"),
+    ]
+    group = _one_per_field_in_turn(pomerol[0], pomerol, 6)
+    assert group is not None and len(group) == 6 and group[0] is pomerol[0]
+    assert {f.subject for f in group} == {"Pomerol"}
+    assert len({f.field for f in group}) == 5  # every field once before a second variety
+    assert _one_per_field_in_turn(pomerol[0], pomerol[:3], 6) is None
