@@ -18,6 +18,7 @@ from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
+from benchmark_platform.itembank.config import ItemBankConfig
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.release.config import ReleaseConfig
 from benchmark_platform.review.config import ReviewConfig
@@ -56,6 +57,7 @@ class BenchmarkSpec(BaseModel):
     seed: int
     taxonomy: list[TaxonomyNode] = Field(min_length=1)
     sources: list[SourceConfig] = Field(default_factory=list)
+    item_bank: ItemBankConfig | None = None  # existing items imported per discipline (itembank/config.py)
     facts: FactsConfig = Field(default_factory=FactsConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
     models: list[ModelConfig] = Field(default_factory=list)  # model configs that stages name (llm/config.py)
@@ -103,6 +105,13 @@ class BenchmarkSpec(BaseModel):
         ]:
             if discipline not in known:
                 raise ValueError(f"{where}: unknown discipline {discipline!r} (taxonomy leaves: {sorted(known)})")
+        if self.item_bank is not None:
+            for category, leaf in self.item_bank.categories.items():
+                if leaf not in known:
+                    raise ValueError(f"item_bank.categories: {category!r} maps to unknown discipline {leaf!r}")
+        for entry in self.evaluation.imports:
+            if entry.item_bank is not None and (self.item_bank is None or entry.item_bank != self.item_bank.id):
+                raise ValueError(f"evaluation.imports {entry.path}: item_bank {entry.item_bank!r} is not the spec's")
         for template in self.facts.templates:
             if template.source not in sources:
                 raise ValueError(f"facts.templates: unknown source {template.source!r}")

@@ -46,10 +46,17 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def analysis(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         db = database.db
-        answers = load_answers(db, spec.name)
+        answers = load_answers(db, spec.name, spec.release.include_manual_review)
         if answers.is_empty():
             raise dg.Failure(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
-        items = load_item_attributes(db, spec.name, spec.leaves, generator_families, spec.analysis.closed_book_verdict)
+        items = load_item_attributes(
+            db,
+            spec.name,
+            spec.leaves,
+            generator_families,
+            spec.analysis.closed_book_verdict,
+            spec.release.include_manual_review,
+        )
         configs = load_configs(db, spec.name, answers)
         context.log.info(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")
         report = analyse(answers.select(RESULT_COLUMNS), items, configs, spec.analysis, seed=spec.seed)

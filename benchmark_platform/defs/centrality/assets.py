@@ -24,6 +24,10 @@ from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.spec import BenchmarkSpec
 
+NO_FACT_POOL = (
+    "no fact pool: the spec has no sources; its items come from the item bank and are scored in selected_items"
+)
+
 
 def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:
     """The model config `selection.signature_model` names (None: deterministic signatures); unknown names fail."""
@@ -76,7 +80,7 @@ def score_pool(
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     embedder = StaticEmbedder()
     model = signature_model(spec)
@@ -85,7 +89,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "support_centrality"),
         partitions_def=discipline_partitions(spec),
         group_name="centrality",
-        deps=[key(spec, "facts"), key(spec, "anchors")],
+        deps=[*([key(spec, "facts")] if spec.sources else []), key(spec, "anchors")],
         automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
         code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
         required_resource_keys={"database", *(["llm"] if model else [])},
@@ -95,6 +99,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def support_centrality(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
+        if not spec.sources:  # an item-bank spec: nothing to do here, and the metadata says so
+            return dg.MaterializeResult(metadata={"nothing_to_do": NO_FACT_POOL})
         db = context.resources.database.db
         folder = spec.anchors_dir / discipline
         if not (folder / MAIN_FILE).is_file():

@@ -60,7 +60,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "evaluation_answers"),
         partitions_def=discipline_partitions(spec),
         group_name="evaluation",
-        deps=[key(spec, "audit_findings")],
+        deps=[key(spec, "audit_findings"), key(spec, "selected_items")],
         code_version=_code_version(spec),
         pool=busiest_pool([models[name] for name in calls if name in models], calls),
         required_resource_keys={"database", "llm"} if slate else {"database"},
@@ -70,8 +70,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         database: DatabaseResource = context.resources.database
         discipline, db = context.partition_key, database.db
-        items = load_eval_items(db, spec.name, discipline)
-        if not items:  # a discipline whose sources yielded no item: nothing to evaluate, nothing stale kept
+        items = load_eval_items(db, spec.name, discipline, spec.release.include_manual_review)
+        if not items:  # nothing released in the discipline (no item, or manual review): nothing stale kept
             store_runs(db, spec.name, discipline, [])
             context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
             return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
@@ -102,7 +102,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 random_baseline(items, seed=spec.seed, k=k, model=BASELINE),
             )
         ]
-        runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
+        runs += _imported_runs(spec, discipline, spec_item_disciplines(db, spec.name), {i.item_id for i in items})
         gateway_totals = {}
         if slate:
             slate_runs, totals = asyncio.run(_slate_runs(spec, slate, items, context.resources.llm, context.run.run_id))
@@ -133,8 +133,10 @@ async def _slate_runs(
     return runs, gateway.totals
 
 
-def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) -> list[EvaluationRun]:
-    """Each import's answers on this discipline's items; a file naming items the spec lacks is an error."""
+def _imported_runs(
+    spec: BenchmarkSpec, discipline: str, known: dict[str, str], released: set[str]
+) -> list[EvaluationRun]:
+    """Each import's answers on this discipline's released items; a file naming items the spec lacks is an error."""
     runs = []
     for entry in spec.evaluation.imports:
         frame = read_results_import(entry, spec.directory)
@@ -144,7 +146,7 @@ def _imported_runs(spec: BenchmarkSpec, discipline: str, known: dict[str, str]) 
                 f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
                 f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}"
             )
-        mine = [i for i, d in known.items() if d == discipline]
+        mine = sorted(released)
         frame = frame.filter(pl.col("item_id").is_in(mine)).with_columns(discipline=pl.lit(discipline))
         for (model,), answers in frame.group_by("model", maintain_order=True):
             runs.append(EvaluationRun(model, "imported", entry.model_dump(mode="json"), answers))

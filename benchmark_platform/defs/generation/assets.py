@@ -31,7 +31,7 @@ def _code_version(spec: BenchmarkSpec) -> str:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     config = spec.generation
     known = {m.name: m for m in spec.models}
@@ -57,6 +57,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline, db = context.partition_key, context.resources.database.db
+        if not spec.sources:  # an item-bank spec: nothing to generate from, and the metadata says so
+            return dg.MaterializeResult(
+                metadata={
+                    "nothing_to_do": "no facts to generate from: the spec has no sources; items come from the item bank"
+                }
+            )
         selected = load_selected(db, spec.name, discipline)
         pool = load_pool(db, spec.name, discipline)
         audited = audit_pass_rates(db, spec.name)

@@ -11,7 +11,7 @@ from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import record_import
 from benchmark_platform.centrality import build_problem, select
 from benchmark_platform.centrality.persist import audited_item_candidates, read_scores
-from benchmark_platform.defs.centrality.assets import score_pool, scoring_version, signature_model
+from benchmark_platform.defs.centrality.assets import NO_FACT_POOL, score_pool, scoring_version, signature_model
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool
 from benchmark_platform.embed import StaticEmbedder
@@ -33,7 +33,7 @@ def _certificate(result: SelectionResult) -> dict[str, dg.MetadataValue]:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     params = spec.selection.centrality
     params_version = hashlib.sha256(params.model_dump_json().encode()).hexdigest()[:12]
@@ -52,6 +52,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def selected_facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         discipline = context.partition_key
+        if not spec.sources:  # an item-bank spec: nothing to do here, and the metadata says so
+            return dg.MaterializeResult(metadata={"nothing_to_do": NO_FACT_POOL})
         db = database.db
         folder = spec.anchors_dir / discipline
         run = db.query(
