@@ -97,9 +97,11 @@ def _csv_rows(path: Path, data: bytes, json_columns: set[str]) -> Iterator[tuple
     reader = csv.DictReader(io.StringIO(_decode(path, data), newline=""))
     if not reader.fieldnames:
         raise ItemBankError(path, 1, None, "missing header row")
+    start = reader.line_num + 1  # a record may span lines (quoted newlines): its row is the line it starts on
     for record in reader:
+        row_start, start = start, reader.line_num + 1
         if None in record:
-            raise ItemBankError(path, reader.line_num, None, "more fields than the header names")
+            raise ItemBankError(path, row_start, None, "more fields than the header names")
         row = dict(record)
         for column in json_columns & row.keys():
             if row[column] in (None, ""):
@@ -108,8 +110,8 @@ def _csv_rows(path: Path, data: bytes, json_columns: set[str]) -> Iterator[tuple
             try:
                 row[column] = json.loads(row[column])
             except json.JSONDecodeError as exc:
-                raise ItemBankError(path, reader.line_num, column, f"not a JSON value ({exc.msg})") from None
-        yield reader.line_num, row
+                raise ItemBankError(path, row_start, column, f"not a JSON value ({exc.msg})") from None
+        yield row_start, row
 
 
 def _parquet_rows(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:

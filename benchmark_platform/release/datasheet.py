@@ -75,7 +75,7 @@ class ReleaseSummary:
                 f"{', '.join(advisory)} (data/gold_calibration.parquet)."
             )
         tiers = self.table("licences")
-        if tiers.height and tiers["tier"].max() > 1:
+        if tiers.height and (tiers["tier"].max() or 0) > 1:
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
         notes.append("Sources are snapshots at their recorded retrieval; facts may have changed since.")
         return notes

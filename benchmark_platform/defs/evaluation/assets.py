@@ -33,6 +33,7 @@ from benchmark_platform.evaluation.persist import (
     store_runs,
     stored_models,
 )
+from benchmark_platform.itembank.run import load_bank
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -140,7 +141,10 @@ def _imported_runs(
     runs = []
     for entry in spec.evaluation.imports:
         frame = read_results_import(entry, spec.directory)
-        unknown = frame.filter(~pl.col("item_id").is_in(list(known)))
+        ids = set(known)
+        if entry.item_bank and spec.item_bank is not None:  # the whole bank, also disciplines not imported yet
+            ids |= {item.item_id for item in load_bank(spec.item_bank, spec.directory).items}
+        unknown = frame.filter(~pl.col("item_id").is_in(list(ids)))
         if unknown.height:
             raise dg.Failure(
                 f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "

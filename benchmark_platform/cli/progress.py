@@ -1,0 +1,148 @@
+"""What `benchmark-platform run` prints: one line per partition (each stage with its rows and time), the release
+gate's outcome, and a short summary per benchmark. Dagster's own event log goes to a file, not to the terminal."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database
+
+# Dagster's console logger stays quiet on the terminal; every event is in the log file instead.
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+# the metadata entry that says best how many rows a stage wrote (first match wins)
+ROW_KEYS = (
+    "items",
+    "documents",
+    "facts",
+    "candidates",
+    "selected",
+    "answers",
+    "findings",
+    "rubric_pairs",
+    "accuracy_rows",
+    "files",
+    "assigned_items",
+    "items_settled",
+    "validated_reviews",
+    "pairs",
+)
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    asset: str
+    rows: str  # "123 items", or why it did nothing
+    seconds: float
+    nothing_to_do: bool
+
+
+class EventLogFile:
+    """Appends each run's Dagster event log (and Python warnings, e.g. Dagster's beta/supersession notices)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.captureWarnings(True)
+        for name in ("py.warnings", "dagster"):
+            logger = logging.getLogger(name)
+            logger.handlers = [handler]
+            logger.propagate = False
+        warnings.simplefilter("default")
+
+    def append_run(self, instance: Any, run_id: str) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            for entry in instance.all_logs(run_id):
+                kind = entry.dagster_event.event_type_value if entry.dagster_event else entry.level
+                handle.write(f"{entry.timestamp:.3f} {run_id[:8]} {entry.step_key or '-'} {kind} {entry.message}\n")
+
+
+def _rows(metadata: dict[str, Any]) -> tuple[str, bool]:
+    if "nothing_to_do" in metadata:
+        return "nothing to do", True
+    if "manual_review" in metadata and str(_value(metadata["manual_review"])):
+        return f"manual review ({_value(metadata['manual_review'])})", False
+    for name in ROW_KEYS:
+        if name in metadata:
+            return f"{_value(metadata[name])} {name.replace('_', ' ')}", False
+    return "done", False
+
+
+def _value(entry: Any) -> Any:
+    return getattr(entry, "value", entry)
+
+
+def stage_outcomes(result: Any, instance: Any) -> list[StageOutcome]:
+    """Per materialised asset of one run: its rows (from its metadata) and its step's wall time."""
+    started: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for entry in instance.all_logs(result.run_id):
+        event = entry.dagster_event
+        if event is None or entry.step_key is None:
+            continue
+        if event.event_type_value == "STEP_START":
+            started[entry.step_key] = entry.timestamp
+        elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and entry.step_key in started:
+            seconds[entry.step_key] = entry.timestamp - started[entry.step_key]
+    outcomes = []
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        name = materialization.asset_key.path[-1]
+        rows, idle = _rows(dict(materialization.metadata))
+        outcomes.append(StageOutcome(name, rows, seconds.get(event.step_key, 0.0), idle))
+    return outcomes
+
+
+def partition_line(spec: str, label: str, n: int, total: int, key: str | None, outcomes: list[StageOutcome]) -> str:
+    busy = [o for o in outcomes if not o.nothing_to_do]
+    idle = [o.asset for o in outcomes if o.nothing_to_do]
+    stages = "; ".join(f"{o.asset} {o.rows} {o.seconds:.1f}s" for o in busy)
+    where = f"{spec} {label} {n}/{total}" + (f" {key}" if key else "")
+    return f"[{where}] {stages}" + (f"; nothing to do: {', '.join(idle)}" if idle else "")
+
+
+def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | None, top: int = 5) -> list[str]:
+    """Items per discipline of the release, the top of its leaderboard, and where it is."""
+    counts = db.query(
+        "SELECT discipline, count(*)::int AS n FROM released_items(%s, %s) GROUP BY discipline ORDER BY discipline",
+        (spec.name, spec.release.include_manual_review),
+    )
+    total = sum(r["n"] for r in counts)
+    board = db.query(
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
+           WHERE spec = %s AND grouping = 'overall' ORDER BY rank, model""",
+        (spec.name,),
+    )
+    manual = db.query(
+        "SELECT discipline, manual_review FROM selections WHERE spec = %s AND target = 'items' "
+        "AND manual_review IS NOT NULL ORDER BY discipline",
+        (spec.name,),
+    )
+    lines = [
+        f"== {spec.name} {spec.release.version}: {total} items in {len(counts)} of {len(spec.discipline_keys)} "
+        f"disciplines; {len(board)} leaderboard rows",
+        "   items: " + ", ".join(f"{r['discipline']} {r['n']}" for r in counts),
+    ]
+    if manual:
+        lines.append(
+            "   manual review (not released): " + "; ".join(f"{r['discipline']}: {r['manual_review']}" for r in manual)
+        )
+    for r in board[:top]:
+        lines.append(
+            f"   {r['rank']:>3}. {r['model']:<32} {r['accuracy']:5.1f}% [{r['ci_low']:.1f}, {r['ci_high']:.1f}] "
+            f"on {r['n_items']} items"
+        )
+    if len(board) > top:
+        baseline = next((r for r in board if r["model"] == "random-baseline"), None)
+        if baseline:
+            lines.append(f"   ... random-baseline rank {baseline['rank']}: {baseline['accuracy']:.1f}%")
+    lines.append(f"   release: {release_path or 'not written (release gate failed)'}")
+    return lines
