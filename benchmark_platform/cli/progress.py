@@ -37,7 +37,7 @@ ROW_KEYS = (
 @dataclass(frozen=True)
 class StageOutcome:
     asset: str
-    rows: str  # "123 items", or why it did nothing
+    rows: str  # the count of what the stage wrote (see ROW_KEYS), or why it did nothing
     seconds: float
     nothing_to_do: bool
 
@@ -72,7 +72,7 @@ def _rows(metadata: dict[str, Any]) -> tuple[str, bool]:
         return f"manual review ({_value(metadata['manual_review'])})", False
     for name in ROW_KEYS:
         if name in metadata:
-            return f"{_value(metadata[name])} {name.replace('_', ' ')}", False
+            return str(_value(metadata[name])), False
     return "done", False
 
 
@@ -101,12 +101,17 @@ def stage_outcomes(result: Any, instance: Any) -> list[StageOutcome]:
     return outcomes
 
 
-def partition_line(spec: str, label: str, n: int, total: int, key: str | None, outcomes: list[StageOutcome]) -> str:
+def partition_prefix(spec: str, label: str, n: int, total: int, key: str | None) -> str:
+    return f"[{spec} {label} {n}/{total}" + (f" {key}]" if key else "]")
+
+
+def partition_stages(outcomes: list[StageOutcome]) -> str:
+    """`stage rows time` for each stage that did something; then the stages with nothing to do, by name."""
     busy = [o for o in outcomes if not o.nothing_to_do]
     idle = [o.asset for o in outcomes if o.nothing_to_do]
-    stages = "; ".join(f"{o.asset} {o.rows} {o.seconds:.1f}s" for o in busy)
-    where = f"{spec} {label} {n}/{total}" + (f" {key}" if key else "")
-    return f"[{where}] {stages}" + (f"; nothing to do: {', '.join(idle)}" if idle else "")
+    stages = ", ".join(f"{o.asset} {o.rows} {o.seconds:.1f}s" for o in busy)
+    total = sum(o.seconds for o in outcomes)
+    return f"{stages}{f'; nothing to do: {chr(44).join(idle)}' if idle else ''} ({total:.0f}s)"
 
 
 def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | None, top: int = 5) -> list[str]:

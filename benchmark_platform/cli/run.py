@@ -18,7 +18,8 @@ from benchmark_platform.cli.progress import (
     QUIET_RUN_CONFIG,
     EventLogFile,
     benchmark_summary,
-    partition_line,
+    partition_prefix,
+    partition_stages,
     stage_outcomes,
 )
 from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT
@@ -63,6 +64,7 @@ def materialize_all(
     log=print,  # noqa: ANN001 - a print-like callable
     events: EventLogFile | None = None,
     disciplines: list[str] | None = None,
+    starting=None,  # noqa: ANN001 - called with a partition's prefix before it runs (a terminal prints it at once)
 ) -> ReleaseGate:
     """Every asset for every partition, in dependency order: sources, then disciplines, then unpartitioned assets;
     then the release gate's blocking checks, and the release only if they pass (as `<spec>_release_job` does).
@@ -123,19 +125,23 @@ def materialize_all(
         if not selected:
             continue
         for n, partition_key in enumerate(partition_keys, 1):
+            prefix = partition_prefix(spec.name, label, n, len(partition_keys), partition_key)
+            if starting:
+                starting(prefix)
             result = run(dg.AssetSelection.assets(*selected), partition_key)
-            log(
-                partition_line(
-                    spec.name, label, n, len(partition_keys), partition_key, stage_outcomes(result, instance)
-                )
-            )
+            stages = partition_stages(stage_outcomes(result, instance))
+            log(stages if starting else f"{prefix} {stages}")
     checks = release_input_checks(spec)
     result = run(dg.AssetSelection.checks(*[k for c in checks for k in c.check_keys]), None, checks)
     gate = ReleaseGate([(e.check_name, e.passed) for e in result.get_asset_check_evaluations()])
     log(f"[{spec.name} release gate] {gate.describe()}")
     if gate.passed:
+        prefix = partition_prefix(spec.name, "release", 1, 1, None)
+        if starting:
+            starting(prefix)
         result = run(dg.AssetSelection.assets(release_key), None)
-        log(partition_line(spec.name, "release", 1, 1, None, stage_outcomes(result, instance)))
+        stages = partition_stages(stage_outcomes(result, instance))
+        log(stages if starting else f"{prefix} {stages}")
     return gate
 
 
@@ -179,7 +185,12 @@ def _run(args: argparse.Namespace) -> int:
             flush=True,
         )
         began = time.perf_counter()
-        gate = materialize_all(spec, log=lambda line: print(line, flush=True), events=events)
+        gate = materialize_all(
+            spec,
+            log=lambda line: print(line, flush=True),
+            events=events,
+            starting=lambda prefix: print(prefix, end=" ", flush=True),
+        )
         timings.append(f"{spec.name} {time.perf_counter() - began:.0f} s")
         path = db.scalar(
             "SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version)

@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from benchmark_platform.release.croissant import croissant
-from benchmark_platform.release.datasheet import ReleaseSummary, datasheet
+from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
 from benchmark_platform.release.seal import TEST, seal, split_of
 from benchmark_platform.release.tables import ReleaseTable
@@ -133,6 +133,14 @@ def assemble(
         [(key, " / ".join(path)) for key, path in spec.leaves],
         {name: frame for name, (_, frame, _, _) in open_tables.items()},
         len(test_ids),
+        spec_notes(
+            spec.selection.signature_model,
+            spec.generation.generators,
+            spec.audit.judges,
+            bool(spec.evaluation.imports),
+            bool(spec.sources),
+        ),
+        release.include_manual_review,
     )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])

@@ -140,6 +140,35 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         "Cohen's kappa (bootstrap 95% CI) of each audit agent against the "
         "human gold labels of its rubric; an agent under the threshold on its primary rubric is advisory.",
     ),
+    "stage_anchors": ReleaseQuery(
+        """SELECT DISTINCT ON (a.discipline) a.discipline, a.is_example, a.note LIKE 'DERIVED%%' AS derived,
+                  a.note, a.k_total, a.content_hash
+           FROM anchor_imports a LEFT JOIN selections s ON s.spec = a.spec AND s.discipline = a.discipline
+                AND s.target = 'items' AND s.import_id = a.import_id
+           WHERE a.spec = %(spec)s ORDER BY a.discipline, (s.import_id IS NULL), a.import_id DESC""",
+        ("discipline",),
+        "The anchors each discipline's selection used: expert-elicited, a bundled example, or DERIVED from data "
+        "(the last two are not expert-elicited).",
+    ),
+    "stage_signatures": ReleaseQuery(
+        """SELECT discipline, fallback_used, manual_review, counts::text AS counts FROM centrality_runs
+           WHERE spec = %(spec)s""",
+        ("discipline",),
+        "Support centrality of each discipline's fact pool: whether psi came from the deterministic fallback.",
+    ),
+    "stage_audit_skips": ReleaseQuery(
+        f"""WITH {_LATEST_AUDIT} SELECT a.discipline, k.agent, k.agent_version, k.reason
+            FROM audit_skips k JOIN latest_audit a USING (audit_run_id)""",
+        ("discipline", "agent"),
+        "Audit agents that did not run in a discipline's latest audit, and why.",
+    ),
+    "stage_evaluations": ReleaseQuery(
+        """SELECT model, kind, settings ->> 'scoring' AS scoring, settings ->> 'format' AS import_format,
+                  settings ->> 'path' AS import_path, count(*)::int AS disciplines
+           FROM evaluation_runs WHERE spec = %(spec)s GROUP BY 1, 2, 3, 4, 5""",
+        ("kind", "model"),
+        "Every evaluated configuration and how: baseline, model (generated or likelihood scoring) or imported.",
+    ),
     "leaderboard": ReleaseQuery(
         """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping = 'overall'""",

@@ -99,7 +99,7 @@ def test_kina_materialises_from_the_example_bank(built):
     db, spec, gate, lines, release_dir = built
     assert gate.passed, gate.describe()
     assert len(lines) == len(SUBFIELDS) + 3  # one line per partition, unpartitioned, gate, release
-    assert all(f"bank_items {PER_SUBFIELD} items" in line for line in lines[: len(SUBFIELDS)])
+    assert all(f"bank_items {PER_SUBFIELD} " in line for line in lines[: len(SUBFIELDS)])
     assert verify_release(release_dir) == []
     selections = db.query(
         "SELECT discipline, k_total, manual_review FROM selections WHERE spec = 'kina' AND target = 'items'"
