@@ -158,3 +158,27 @@ def test_malformed_file_names_file_row_and_field_and_writes_nothing(db: Database
         if field:
             assert f"field {field!r}" in message
     assert stored(db, spec) == before  # nothing written, nothing lost
+
+
+def test_bundled_mmlu_pro_spec_ships_its_bank_answers_and_derived_anchors():
+    """The default run needs nothing from ../shared: the bank, the answers and the anchors are in the package."""
+    from benchmark_platform.anchors import load_anchor_root
+    from benchmark_platform.definitions_mmlu_pro import defs
+    from benchmark_platform.evaluation.importers import read_results_import
+    from benchmark_platform.itembank.run import load_bank
+    from benchmark_platform.paths import PACKAGE_DIR
+    from benchmark_platform.spec import load_spec
+
+    spec = load_spec("mmlu_pro")
+    assert spec.directory.resolve().is_relative_to(PACKAGE_DIR)
+    bank = load_bank(spec.item_bank, spec.directory)
+    assert len(bank.items) == 12_032 and {i.discipline for i in bank.items} == set(spec.discipline_keys)
+    answers = read_results_import(spec.evaluation.imports[0], spec.directory)
+    assert answers["model"].n_unique() == 29 and answers["item_id"].is_in([i.item_id for i in bank.items]).all()
+    shipped = sum(p.stat().st_size for p in (spec.directory / "data").glob("*.parquet"))
+    assert shipped < 5_000_000
+    anchors = load_anchor_root(spec.anchors_dir)
+    assert sorted(anchors) == sorted(spec.discipline_keys) and sum(a.k_total for a in anchors.values()) == 899
+    assert all(a.is_example and a.note.startswith("DERIVED") for a in anchors.values())
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"mmlu_pro/bank_items", "mmlu_pro/selected_items", "mmlu_pro/release"} <= keys
