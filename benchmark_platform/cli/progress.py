@@ -117,8 +117,8 @@ def partition_stages(outcomes: list[StageOutcome]) -> str:
 def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | None, top: int = 5) -> list[str]:
     """Items per discipline of the release, the top of its leaderboard, and where it is."""
     counts = db.query(
-        "SELECT discipline, count(*)::int AS n FROM released_items(%s, %s) GROUP BY discipline ORDER BY discipline",
-        (spec.name, spec.release.include_manual_review),
+        "SELECT discipline, count(*)::int AS n FROM released_items(%s, %s, %s) GROUP BY discipline ORDER BY discipline",
+        (spec.name, spec.release.include_manual_review, spec.release.require_review_approval),
     )
     total = sum(r["n"] for r in counts)
     board = db.query(

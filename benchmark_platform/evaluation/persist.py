@@ -36,15 +36,19 @@ class EvaluationRun:
 
 
 def load_eval_items(
-    db: Database, spec_name: str, discipline: str, include_manual_review: bool = False
+    db: Database,
+    spec_name: str,
+    discipline: str,
+    include_manual_review: bool = False,
+    require_review_approval: bool = False,
 ) -> list[EvalItem]:
     """The discipline's released items (sql/0020 `released_items`: what the after-audit selection chose): models
     are evaluated on exactly what ships."""
     rows = db.query(
         """SELECT i.item_id, i.discipline, i.question, i.options, i.answer_index
-           FROM released_items(%s, %s) r JOIN items i USING (item_id)
+           FROM released_items(%s, %s, %s) r JOIN items i USING (item_id)
            WHERE r.discipline = %s ORDER BY i.item_id""",
-        (spec_name, include_manual_review, discipline),
+        (spec_name, include_manual_review, require_review_approval, discipline),
     )
     return [
         EvalItem(

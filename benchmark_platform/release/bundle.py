@@ -139,6 +139,7 @@ def assemble(
             spec.audit.judges,
             bool(spec.evaluation.imports),
             bool(spec.sources),
+            release.require_review_approval,
         ),
         release.include_manual_review,
     )

@@ -18,3 +18,6 @@ class ReleaseConfig(BaseModel):
     # a release ships the items the after-audit selection chose; a discipline whose selection went to manual review
     # (no anchors, empty bank, ...) ships nothing unless this is true (then: its audit survivors)
     include_manual_review: bool = False
+    # with expert review enabled for the release, only items the review tournament approved ship (the committee's
+    # latest decision per item is 'approved'); evaluation and analyses then see only those
+    require_review_approval: bool = False

@@ -217,7 +217,12 @@ def stage_report(s: ReleaseSummary) -> str:
 
 
 def spec_notes(
-    signature_model: str | None, generators: list[str], judges: list[str], has_imports: bool, has_sources: bool = True
+    signature_model: str | None,
+    generators: list[str],
+    judges: list[str],
+    has_imports: bool,
+    has_sources: bool = True,
+    require_review_approval: bool = False,
 ) -> tuple[str, ...]:
     """What the spec configured that the tables alone do not show."""
     return (
@@ -241,6 +246,13 @@ def spec_notes(
             ", ".join(judges)
             if judges
             else "none configured: every agent that needs an LLM judge was skipped (listed below with its reason)."
+        ),
+        "**Expert review.** "
+        + (
+            "Only items the review tournament approved ship (the committee's latest decision per item)."
+            if require_review_approval
+            else "Not required for this release (release.require_review_approval is false): items ship on the "
+            "audit and the selection alone."
         ),
         "**Answers seen by the audit (K3, D1).** "
         + (

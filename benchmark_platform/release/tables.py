@@ -3,7 +3,7 @@
 Released items are what the after-audit selection chose (sql/0020 `released_items`: selected_items among the latest
 audit run's survivors, difficulty as the audit relabelled it; disciplines in manual review only when the spec's
 release.include_manual_review says so). Every query takes the parameters `spec` (the spec's name) and
-`include_manual_review`. Nothing
+`include_manual_review` and `require_review_approval` (then only items the review tournament approved ship). Nothing
 time- or run-dependent (timestamps, bigserial ids, latencies) is selected, so the same database content gives the
 same release bytes.
 """
@@ -26,7 +26,8 @@ _RELEASED = f"""WITH {_LATEST_AUDIT},
 released AS (
     SELECT i.item_id, i.spec, i.discipline, i.format, i.question, i.options, i.answer_index, i.explanation,
            x.difficulty
-    FROM released_items(%(spec)s, %(include_manual_review)s) x JOIN items i USING (item_id))"""
+    FROM released_items(%(spec)s, %(include_manual_review)s, %(require_review_approval)s) x
+    JOIN items i USING (item_id))"""
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,11 @@ _PLOTS = "SELECT name, png FROM analysis_plots WHERE spec = %(spec)s ORDER BY na
 
 
 def query_params(spec: BenchmarkSpec) -> dict[str, object]:
-    return {"spec": spec.name, "include_manual_review": spec.release.include_manual_review}
+    return {
+        "spec": spec.name,
+        "include_manual_review": spec.release.include_manual_review,
+        "require_review_approval": spec.release.require_review_approval,
+    }
 
 
 def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]:

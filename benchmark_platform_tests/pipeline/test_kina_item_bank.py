@@ -130,3 +130,23 @@ def test_release_is_exactly_the_selection_and_the_leaderboard_counts_it(built):
     assert set(provenance["item_id"]) == selected and set(provenance["bank_id"]) == {"kina_example"}
     answers = pl.read_parquet(release_dir / "data" / "evaluation_answers.parquet")
     assert set(answers["item_id"]) == selected
+
+
+def test_with_review_required_only_tournament_approved_items_ship(built):
+    db, *_ = built
+    selected = sorted(r["item_id"] for r in db.query("SELECT item_id FROM selected_items WHERE spec = 'kina'"))
+    decisions = [(selected[0], 1, "approved"), (selected[1], 1, "approved"), (selected[1], 2, "rejected")]
+    with db.transaction() as conn, conn.cursor() as cur:
+        for item_id, round_, decision in decisions:
+            cur.execute(
+                "INSERT INTO review_committee_decisions (item_id, round, decision, decided_by) VALUES (%s, %s, %s, 'x')",
+                (item_id, round_, decision),
+            )
+    try:
+        approved = {r["item_id"] for r in db.query("SELECT item_id FROM released_items('kina', false, true)")}
+        assert approved == {selected[0]}  # the latest decision counts: selected[1] was rejected in round 2
+        everything = {r["item_id"] for r in db.query("SELECT item_id FROM released_items('kina', false, false)")}
+        assert everything == set(selected)
+    finally:
+        with db.transaction() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM review_committee_decisions WHERE decided_by = 'x'")

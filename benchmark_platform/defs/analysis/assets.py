@@ -46,7 +46,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def analysis(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         db = database.db
-        answers = load_answers(db, spec.name, spec.release.include_manual_review)
+        answers = load_answers(db, spec.name, spec.release.include_manual_review, spec.release.require_review_approval)
         if answers.is_empty():
             raise dg.Failure(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
         items = load_item_attributes(
@@ -56,6 +56,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             generator_families,
             spec.analysis.closed_book_verdict,
             spec.release.include_manual_review,
+            spec.release.require_review_approval,
         )
         configs = load_configs(db, spec.name, answers)
         context.log.info(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")

@@ -71,7 +71,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         database: DatabaseResource = context.resources.database
         discipline, db = context.partition_key, database.db
-        items = load_eval_items(db, spec.name, discipline, spec.release.include_manual_review)
+        items = load_eval_items(
+            db, spec.name, discipline, spec.release.include_manual_review, spec.release.require_review_approval
+        )
         if not items:  # nothing released in the discipline (no item, or manual review): nothing stale kept
             store_runs(db, spec.name, discipline, [])
             context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
