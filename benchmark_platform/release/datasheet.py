@@ -196,7 +196,9 @@ def stage_report(s: ReleaseSummary) -> str:
     lines.append(f"- **Audit agents that ran:** {', '.join(ran) or 'none'}.")
     skips = s.table("stage_audit_skips")
     if skips.height:
-        grouped = skips.group_by("agent", "reason").agg(pl.col("discipline").n_unique().alias("n")).sort("agent")
+        grouped = (
+            skips.group_by("agent", "reason").agg(pl.col("discipline").n_unique().alias("n")).sort("agent", "reason")
+        )
         for agent, reason, n in grouped.iter_rows():
             lines.append(f"  - skipped **{agent}** in {n} disciplines: {reason}")
     evaluations = s.table("stage_evaluations")
