@@ -15,17 +15,24 @@ from benchmark_platform.store import Database, as_json, insert_rows
 _ANSWERS = """
 SELECT r.model, a.item_id, r.discipline, a.sample_index AS sample, a.predicted_index, a.correct, a.raw_output,
        a.input_tokens, a.output_tokens, a.reasoning_tokens, a.latency_ms / 1000.0 AS latency_s, a.cost_usd, a.retried
-FROM evaluation_answers a JOIN evaluation_runs r USING (evaluation_run_id) WHERE r.spec = %s"""
+FROM evaluation_answers a JOIN evaluation_runs r USING (evaluation_run_id)
+JOIN released_items(%s, %s, %s) x ON x.item_id = a.item_id WHERE r.spec = %s"""
 
 _ITEMS = """
-SELECT i.item_id, i.discipline, i.difficulty, g.strategy, g.generator, g.gate_result
-FROM items i LEFT JOIN generation_metadata g USING (item_id)
-WHERE i.spec = %s AND i.discipline IN (SELECT DISTINCT discipline FROM evaluation_runs WHERE spec = %s)"""
+SELECT i.item_id, i.discipline, x.difficulty, g.strategy, g.generator, g.gate_result
+FROM released_items(%s, %s, %s) x JOIN items i USING (item_id) LEFT JOIN generation_metadata g USING (item_id)
+WHERE i.discipline IN (SELECT DISTINCT discipline FROM evaluation_runs WHERE spec = %s)"""
+
+# Analyses see exactly the released items (sql/0020 `released_items`: the after-audit selection), with the audit's
+# difficulty relabels applied, so the leaderboard's n_items is the released count.
 
 
-def load_answers(db: Database, spec_name: str) -> pl.DataFrame:
-    """Every stored answer of the spec as a results frame with telemetry (raw_text, tokens, latency_s, cost_usd)."""
-    rows = db.query(_ANSWERS, (spec_name,))
+def load_answers(
+    db: Database, spec_name: str, include_manual_review: bool = False, require_review_approval: bool = False
+) -> pl.DataFrame:
+    """Every stored answer on the spec's released items as a results frame with telemetry (raw_text, tokens,
+    latency_s, cost_usd)."""
+    rows = db.query(_ANSWERS, (spec_name, include_manual_review, require_review_approval, spec_name))
     schema = {
         "model": pl.String,
         "item_id": pl.String,
@@ -76,13 +83,15 @@ def load_item_attributes(
     leaves: list[tuple[str, tuple[str, ...]]],
     generator_families: Mapping[str, str],
     closed_book_verdict: str,
+    include_manual_review: bool = False,
+    require_review_approval: bool = False,
 ) -> pl.DataFrame:
     """item_id, discipline, level_1..level_n (the taxonomy ancestors of the item's leaf, coarsest first),
     difficulty, strategy, generator_family, closed_book."""
     paths = {leaf: path[:-1] for leaf, path in leaves}
     depth = max((len(p) for p in paths.values()), default=0)
     rows = []
-    for r in db.query(_ITEMS, (spec_name, spec_name)):
+    for r in db.query(_ITEMS, (spec_name, include_manual_review, require_review_approval, spec_name)):
         path = paths.get(r["discipline"], ())
         gate = r["gate_result"]
         rows.append(

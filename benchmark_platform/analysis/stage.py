@@ -26,11 +26,19 @@ class SpecAnalysis:
 
 def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) -> SpecAnalysis:
     """Replace the spec's analyses with those of its stored answers."""
-    answers = load_answers(db, spec.name)
+    answers = load_answers(db, spec.name, spec.release.include_manual_review, spec.release.require_review_approval)
     if answers.is_empty():
         raise NoAnswersError(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
     generator_families = {m.name: m.family for m in spec.models}  # the gateway's model configs
-    items = load_item_attributes(db, spec.name, spec.leaves, generator_families, spec.analysis.closed_book_verdict)
+    items = load_item_attributes(
+        db,
+        spec.name,
+        spec.leaves,
+        generator_families,
+        spec.analysis.closed_book_verdict,
+        spec.release.include_manual_review,
+        spec.release.require_review_approval,
+    )
     configs = load_configs(db, spec.name, answers)
     log(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")
     report = analyse(answers.select(RESULT_COLUMNS), items, configs, spec.analysis, seed=spec.seed)

@@ -26,11 +26,13 @@ from benchmark_platform.audit.policy import Action, apply_policy
 from benchmark_platform.audit.pool import (
     C1_DISTRACTOR_DIFFICULTY,
     D2_DEDUP_CALIBRATION,
+    Answer,
     AuditContext,
     load_human_reference,
 )
 from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
+from benchmark_platform.evaluation.importers import read_results_import
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
@@ -78,7 +80,9 @@ async def audit_discipline(
     items = load_audit_items(db, spec.name, discipline)
     _, previous = load_previous(db, spec.name, discipline)
     ctx = _context(spec, embedder)
-    ctx.answers = load_answers(db, spec.name, discipline, ctx.generator_families)
+    ctx.answers = answers_for_audit(
+        spec, {i.item_id for i in items}, load_answers(db, spec.name, discipline, ctx.generator_families)
+    )
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
     actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
     digest = inputs_hash(
@@ -96,6 +100,24 @@ async def audit_discipline(
         actions=actions,
     )
     return DisciplineAudit(run_id, new, len(items), outcome, actions)
+
+
+def answers_for_audit(spec: BenchmarkSpec, item_ids: set[str], stored: list[Answer]) -> list[Answer]:
+    """The answers K3 (flagship difficulty) and D1 (self-preference) judge from.
+
+    Decision (issue 18): imported answers are loaded BEFORE the audit, straight from the spec's evaluation.imports
+    files, so a bank with recorded answers (MMLU-Pro's 29 models) is audited with them on the first run. Answers the
+    slate generates exist only after the audit (models answer the released items), so they reach K3/D1 when the
+    audit re-runs (the re-audit sensor, or the next materialisation); their stored copies are used then. Stored
+    answers of imported models are ignored (the file is the source), so the audit's inputs stay the same.
+    """
+    imported: list[Answer] = []
+    for entry in spec.evaluation.imports:
+        frame = read_results_import(entry, spec.directory)
+        for row in frame.filter(frame["item_id"].is_in(sorted(item_ids))).iter_rows(named=True):
+            imported.append(Answer(row["item_id"], row["model"], entry.family or row["model"], row["correct"]))
+    models = {a.model for a in imported}
+    return [*imported, *(a for a in stored if a.model not in models)]
 
 
 async def calibrate_spec(db: Database, spec: BenchmarkSpec, embedder: Embedder | None) -> list[KappaRow]:

@@ -1,7 +1,9 @@
 """Checks of a release's inputs, read from the system of record. Each returns the offending rows (empty = pass).
 
-- `unlinked_items`: items without a fact that traces to a stored document of a registered source;
-- `duplicate_options`: items with two options equal after case folding and whitespace normalisation;
+- `unlinked_items`: generated items without a fact that traces to a stored document of a registered source
+  (item-bank items carry their provenance in item_bank_rows instead);
+- `duplicate_options`: audit survivors (what may ship) with two options equal after case folding and whitespace
+  normalisation;
 - `unaudited_items`: items that lack a verdict of some policy agent in their discipline's latest audit run (the
   drop/relabel policy cannot have been applied to them);
 - `uncalibrated_agents`: LLM-judged agents in the latest audit runs without a row in `audit_calibrations` (the
@@ -25,7 +27,8 @@ _LATEST = """latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline
 def unlinked_items(db: Database, spec: str) -> list[dict[str, Any]]:
     return db.query(
         """
-        SELECT i.item_id, i.discipline FROM items i WHERE i.spec = %(spec)s AND NOT EXISTS (
+        SELECT i.item_id, i.discipline FROM items i WHERE i.spec = %(spec)s
+        AND NOT EXISTS (SELECT 1 FROM item_bank_rows b WHERE b.item_id = i.item_id) AND NOT EXISTS (
             SELECT 1 FROM item_facts l JOIN facts f ON f.fact_id = l.fact_id
                  JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
             WHERE l.item_id = i.item_id)
@@ -40,7 +43,7 @@ def duplicate_options(db: Database, spec: str) -> list[dict[str, Any]]:
         SELECT i.item_id, i.discipline, lower(regexp_replace(btrim(o.text), '\\s+', ' ', 'g')) AS option,
                count(*) AS copies
         FROM items i CROSS JOIN LATERAL jsonb_array_elements_text(i.options) AS o(text)
-        WHERE i.spec = %(spec)s
+        WHERE i.spec = %(spec)s AND EXISTS (SELECT 1 FROM release_candidates c WHERE c.item_id = i.item_id)
         GROUP BY i.item_id, i.discipline, 3 HAVING count(*) > 1 ORDER BY i.item_id""",
         {"spec": spec},
     )
@@ -82,7 +85,8 @@ def unevaluated_items(db: Database, spec: str) -> list[dict[str, Any]]:
         """
         SELECT i.item_id, i.discipline, r.model FROM evaluation_runs r JOIN items i
             ON i.spec = r.spec AND i.discipline = r.discipline
-        WHERE r.spec = %(spec)s AND NOT EXISTS (
+        WHERE r.spec = %(spec)s AND EXISTS (SELECT 1 FROM release_candidates c WHERE c.item_id = i.item_id
+            AND c.selected) AND NOT EXISTS (
             SELECT 1 FROM evaluation_answers e WHERE e.evaluation_run_id = r.evaluation_run_id AND e.item_id = i.item_id)
         ORDER BY i.item_id, r.model""",
         {"spec": spec},

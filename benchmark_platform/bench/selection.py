@@ -31,10 +31,11 @@ import polars as pl
 import scipy.sparse as sp
 from scipy.stats import kendalltau
 
-from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
+from benchmark_platform.itembank.derived_anchors import derive_anchor_set, largest_remainder
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import build_problem, select
@@ -122,96 +123,22 @@ def _hash(payload: object) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _perturb(text: str, rng: np.random.Generator) -> str:
-    """A near-duplicate: the same text with about one word in ten dropped."""
-    words = text.split()
-    keep = rng.random(len(words)) > 0.1
-    keep[0] = True
-    return " ".join(w for w, kept in zip(words, keep, strict=True) if kept)
-
-
 def mmlu_pro_discipline(
     category: str, items: pl.DataFrame, k_total: int, rng: np.random.Generator
 ) -> tuple[AnchorSet, list[Candidate]]:
-    """Derived (not expert-elicited) anchors for one MMLU-Pro category, and its candidates."""
-    own = items.filter(pl.col("category") == category)
-    other = items.filter(pl.col("category") != category)
-    order = rng.permutation(own.height)
-    anchor_rows = own[order[:5]]
-    pool = own[order[5:]]
-    family = lambda src: src.split("-")[0]  # noqa: E731 (ori_mmlu, stemez, theoremQA, scibench)
-    families = pool["src"].map_elements(family, return_dtype=pl.String)
-    shares = families.value_counts().sort("src")
-    strata = []
-    for name, count in shares.iter_rows():
-        expected = k_total * count / pool.height
-        strata.append(
-            Stratum(
-                name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1
-            )
-        )
-    names = {s.name for s in strata}
-    anchor_items = [
-        AnchorItem(
-            id=f"q{r['question_id']}",
-            text=r["question"],
-            src=r["src"],
-            stratum=family(r["src"]) if family(r["src"]) in names else strata[0].name,  # a family only anchors have
-        )
-        for r in anchor_rows.iter_rows(named=True)
-    ]
-    positives = pool[rng.permutation(pool.height)[:60]]
-    negatives = other[rng.permutation(other.height)[:60]]
-    labels = [
-        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=1)
-        for r in positives.iter_rows(named=True)
-    ]
-    labels += [
-        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=0)
-        for r in negatives.iter_rows(named=True)
-    ]
-    pairs = []
-    pos = positives.to_dicts()
-    by_src: dict[str, list[dict]] = {}
-    for r in pos:
-        by_src.setdefault(r["src"], []).append(r)
-    for group in by_src.values():
-        for a, b in zip(group[::2], group[1::2], strict=False):
-            pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=1, y_U=0))
-    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=True):
-        pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=0, y_U=0))
-    for r in pos[20:40]:
-        copy_id = f"q{r['question_id']}_copy"
-        labels.append(LabelledItem(id=copy_id, text=_perturb(r["question"], rng), src=r["src"], y_A=1))
-        pairs.append(PairLabel(q=f"q{r['question_id']}", u=copy_id, y_T=1, y_U=1))
-    subjects = sorted({s.split("-", 1)[1].replace("_", " ") for s in own["src"] if "-" in s})
-    payload = dict(
-        discipline=category,
-        is_example=True,
-        note="DERIVED from MMLU-Pro for the ranking-fidelity check; not expert-elicited.",
-        k_total=k_total,
-        prototype=Prototype(concepts=tuple(subjects) or (category,)),
-        anchor_items=tuple(anchor_items),
-        item_labels=tuple(labels),
-        pair_labels=tuple(pairs),
-        strata=tuple(strata),
-        files=(),
+    """Derived (not expert-elicited) anchors for one MMLU-Pro category (itembank/derived_anchors.py), and its
+    candidates (the category's other items)."""
+    anchors, pool = derive_anchor_set(
+        category, items, k_total, rng, note="DERIVED from MMLU-Pro for the ranking-fidelity check; not expert-elicited."
     )
-    anchors = AnchorSet(version=_hash({k: v for k, v in payload.items()}), **payload)
     candidates = [
-        Candidate(id=f"q{r['question_id']}", text=r["question"], src=r["src"], stratum_key=family(r["src"]))
+        Candidate(id=f"q{r['question_id']}", text=r["question"], src=r["src"], stratum_key=r["src"].split("-")[0])
         for r in pool.iter_rows(named=True)
     ]
     return anchors, candidates
 
 
-def _largest_remainder(sizes: dict[str, int], total: int) -> dict[str, int]:
-    whole = sum(sizes.values())
-    exact = {c: total * n / whole for c, n in sizes.items()}
-    out = {c: int(v) for c, v in exact.items()}
-    for c in sorted(exact, key=lambda c: (-(exact[c] - out[c]), c))[: total - sum(out.values())]:
-        out[c] += 1
-    return out
+_largest_remainder = largest_remainder
 
 
 def _accuracy(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -112,3 +112,8 @@ def score_facts(
     scored = score_pool(spec, candidates, anchor_set, embedder, open_gateway)
     write_centrality(db, spec.name, scored.result, import_id, spec.selection.centrality)
     return FactScoring(anchor_set.version, scored)
+
+
+NO_FACT_POOL = (
+    "no fact pool: the spec has no sources; its items come from the item bank and are scored in selected_items"
+)

@@ -13,17 +13,25 @@ import subprocess
 import sys
 import time
 
-from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.cli.progress import benchmark_summary
+from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT
 from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
 
+DEFAULT_RUN_SPECS = (DEFAULT_SPEC, "mmlu_pro")  # what `make run` builds: the wine benchmark and compact MMLU-Pro
 SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts", "audit_findings", "evaluation_answers")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="materialise every asset of a spec for every partition")
-    run.add_argument("--spec", default=DEFAULT_SPEC, help="bundled spec name or path to a spec.yaml")
+    run = subparsers.add_parser(
+        "run", help="materialise every asset of the default benchmarks (wine, mmlu_pro) or the given specs"
+    )
+    run.add_argument(
+        "--spec",
+        action="append",
+        help=f"bundled spec name or path to a spec.yaml (repeatable; default: {', '.join(DEFAULT_RUN_SPECS)})",
+    )
     run.set_defaults(handler=_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
@@ -53,25 +61,43 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmark_platform.defs.pipeline import materialize_all  # Dagster loads only for the commands that run it
-
-    spec = load_spec(args.spec)
-    url = prepare_environment()
-    print(
-        f"spec {spec.name} {spec.release.version}: {len(spec.sources)} sources, "
-        f"{len(spec.discipline_keys)} disciplines; database {redact(url)}"
-    )
-    started = time.perf_counter()
+    # Dagster loads only for the commands that run it
     from benchmark_platform.cli.runs import recover
+    from benchmark_platform.defs.pipeline import materialize_all
+    from benchmark_platform.defs.progress import EventLogFile
 
+    specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
+    print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
+    url = prepare_environment()
+    events = EventLogFile(LOCAL_DIR / "logs" / "dagster-events.log")
+    print(f"database {redact(url)}; Dagster's event log: {events.path}", flush=True)
     recover()  # a run killed earlier must not hold the pools this one needs
-    # Dagster's console repeats every event with stack traces; the CLI prints progress per partition and one error
-    # line (the events stay in the instance, the UI shows them); --debug restores it
-    materialize_all(spec, console_level="DEBUG" if args.debug else "CRITICAL")
     db = Database(url)
-    print("rows: " + ", ".join(f"{table} {count}" for table, count in summary(db, spec).items()))
-    path = db.scalar("SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version))
-    print(f"release: {path}\ndone in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    summaries: list[str] = []
+    timings: list[str] = []
+    for spec in specs:
+        print(
+            f"== building {spec.name} {spec.release.version}: {len(spec.sources)} sources, "
+            f"{'an item bank, ' if spec.item_bank else ''}{len(spec.discipline_keys)} disciplines",
+            flush=True,
+        )
+        began = time.perf_counter()
+        gate = materialize_all(
+            spec,
+            log=lambda line: print(line, flush=True),
+            events=events,
+            starting=lambda prefix: print(prefix, end=" ", flush=True),
+            # Dagster's console repeats every event with stack traces; --debug restores it
+            console_level="DEBUG" if args.debug else "CRITICAL",
+        )
+        timings.append(f"{spec.name} {time.perf_counter() - began:.0f} s")
+        path = db.scalar(
+            "SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version)
+        )
+        summaries += benchmark_summary(db, spec, path if gate.passed else None)
+    print("\n".join(summaries))
+    print(f"done in {time.perf_counter() - started:.0f} s ({', '.join(timings)}); Dagster's event log: {events.path}")
     return 0
 
 

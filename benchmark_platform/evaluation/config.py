@@ -30,11 +30,12 @@ class SlateEntry(ConfigTraits):
 class ResultsImport(ConfigTraits):
     """Per-item results produced elsewhere on this benchmark's items, imported as an evaluation run."""
 
-    format: Literal["mmlu_pro_outputs", "lm_eval_samples", "inspect_log"]
+    format: Literal["mmlu_pro_outputs", "lm_eval_samples", "inspect_log", "results_parquet"]
     path: Path  # relative to the spec's directory
     model: str | None = None  # configuration name; default: the name the file records
     family: str | None = None  # vendor family, for self-preference
     item_key: str | None = None  # lm-eval: the doc field holding our item id (default doc_id)
+    item_bank: str | None = None  # the file's item ids are this item bank's upstream ids (item id `<bank>-<id>`)
 
 
 class EvaluationConfig(BaseModel):

@@ -316,6 +316,20 @@ def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
         frame, _ = read_mmlu_pro_outputs(path)
     elif entry.format == "lm_eval_samples":
         frame = read_lm_eval_samples(path, model=entry.model, item_key=entry.item_key)
+    elif entry.format == "results_parquet":
+        frame = read_results_parquet(path)
     else:
         frame = read_inspect_log(path)
+    if entry.item_bank:
+        frame = frame.with_columns(item_id=pl.lit(f"{entry.item_bank}-") + pl.col("item_id"))
     return frame.with_columns(model=pl.lit(entry.model)) if entry.model else frame
+
+
+def read_results_parquet(path: Path) -> pl.DataFrame:
+    """A results frame stored as Parquet (model, item_id, discipline, sample, prediction, correct), e.g. the
+    compact copy of MMLU-Pro's 29 models' answers a bundled spec ships."""
+    try:
+        frame = pl.read_parquet(path)
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from None
+    return validate_results(frame, str(path))

@@ -36,11 +36,20 @@ class EvaluationRun:
     answers: pl.DataFrame  # the results frame, telemetry columns optional
 
 
-def load_eval_items(db: Database, spec_name: str, discipline: str) -> list[EvalItem]:
+def load_eval_items(
+    db: Database,
+    spec_name: str,
+    discipline: str,
+    include_manual_review: bool = False,
+    require_review_approval: bool = False,
+) -> list[EvalItem]:
+    """The discipline's released items (sql/0020 `released_items`: what the after-audit selection chose): models
+    are evaluated on exactly what ships."""
     rows = db.query(
-        """SELECT item_id, discipline, question, options, answer_index FROM items
-           WHERE spec = %s AND discipline = %s ORDER BY item_id""",
-        (spec_name, discipline),
+        """SELECT i.item_id, i.discipline, i.question, i.options, i.answer_index
+           FROM released_items(%s, %s, %s) r JOIN items i USING (item_id)
+           WHERE r.discipline = %s ORDER BY i.item_id""",
+        (spec_name, include_manual_review, require_review_approval, discipline),
     )
     return [
         EvalItem(

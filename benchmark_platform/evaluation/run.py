@@ -26,6 +26,7 @@ from benchmark_platform.evaluation.runners import (
     evaluate_generative,
     random_baseline,
 )
+from benchmark_platform.itembank.run import load_bank
 from benchmark_platform.llm.gateway import GatewayTotals
 from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.spec import BenchmarkSpec
@@ -53,8 +54,10 @@ def evaluate_discipline(
     """Replace the discipline's evaluation runs. `added_model` (a new-model run's tag) evaluates that slate entry only
     and keeps the other stored runs, unless the partition has no baseline yet (then everything runs)."""
     slate = spec.evaluation.slate
-    items = load_eval_items(db, spec.name, discipline)
-    if not items:  # a discipline whose sources yielded no item: nothing to evaluate, nothing stale kept
+    items = load_eval_items(
+        db, spec.name, discipline, spec.release.include_manual_review, spec.release.require_review_approval
+    )
+    if not items:  # nothing released in the discipline (no item, or manual review): nothing stale kept
         store_runs(db, spec.name, discipline, [])
         return DisciplineEvaluation(items, [], {})
     entries = [e for e in slate if e.model == added_model]
@@ -71,7 +74,7 @@ def evaluate_discipline(
             random_baseline(items, seed=spec.seed, k=k, model=BASELINE),
         )
     ]
-    runs += imported_runs(spec, discipline, spec_item_disciplines(db, spec.name))
+    runs += imported_runs(spec, discipline, spec_item_disciplines(db, spec.name), {i.item_id for i in items})
     gateway_totals = None
     if slate:
         model_runs, gateway_totals = asyncio.run(slate_runs(spec, slate, items, open_gateway))
@@ -99,18 +102,23 @@ async def slate_runs(
     return runs, gateway.totals
 
 
-def imported_runs(spec: BenchmarkSpec, discipline: str, known: Mapping[str, str]) -> list[EvaluationRun]:
-    """Each import's answers on this discipline's items; a file naming items the spec lacks is an error."""
+def imported_runs(
+    spec: BenchmarkSpec, discipline: str, known: Mapping[str, str], released: set[str]
+) -> list[EvaluationRun]:
+    """Each import's answers on this discipline's released items; a file naming items the spec lacks is an error."""
     runs = []
     for entry in spec.evaluation.imports:
         frame = read_results_import(entry, spec.directory)
-        unknown = frame.filter(~pl.col("item_id").is_in(list(known)))
+        ids = set(known)
+        if entry.item_bank and spec.item_bank is not None:  # the whole bank, also disciplines not imported yet
+            ids |= {item.item_id for item in load_bank(spec.item_bank, spec.directory).items}
+        unknown = frame.filter(~pl.col("item_id").is_in(list(ids)))
         if unknown.height:
             raise ResultsImportError(
                 f"evaluation.imports {entry.path}: {unknown['item_id'].n_unique()} item ids are not "
                 f"items of spec {spec.name}, e.g. {unknown['item_id'][0]!r}"
             )
-        mine = [i for i, d in known.items() if d == discipline]
+        mine = sorted(released)
         frame = frame.filter(pl.col("item_id").is_in(mine)).with_columns(discipline=pl.lit(discipline))
         for (model,), answers in frame.group_by("model", maintain_order=True):
             runs.append(EvaluationRun(str(model), "imported", entry.model_dump(mode="json"), answers))

@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from benchmark_platform.release.croissant import croissant
-from benchmark_platform.release.datasheet import ReleaseSummary, datasheet
+from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
 from benchmark_platform.release.seal import TEST, seal, split_of
 from benchmark_platform.release.tables import ReleaseTable
@@ -137,6 +137,15 @@ def assemble(
         [(key, " / ".join(path)) for key, path in spec.leaves],
         {name: frame for name, (_, frame, _, _) in open_tables.items()},
         len(test_ids),
+        spec_notes(
+            spec.selection.signature_model,
+            spec.generation.generators,
+            spec.audit.judges,
+            bool(spec.evaluation.imports),
+            bool(spec.sources),
+            release.require_review_approval,
+        ),
+        release.include_manual_review,
     )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])

@@ -20,6 +20,8 @@ class ReleaseSummary:
     disciplines: list[tuple[str, str]]  # (partition key, display path)
     tables: dict[str, pl.DataFrame]  # the released tables by name (dev split when sealed)
     sealed_items: int  # items in the encrypted test split
+    spec_notes: tuple[str, ...] = ()  # what the spec configured per stage (models named, fallbacks chosen)
+    include_manual_review: bool = False
 
     def table(self, name: str) -> pl.DataFrame:
         return self.tables.get(name, pl.DataFrame())
@@ -40,6 +42,11 @@ class ReleaseSummary:
 
     def limitations(self) -> list[str]:
         notes = []
+        if self.imported_items:
+            notes.append(
+                f"{self.imported_items} items come from an existing public item bank: they may have been seen in "
+                "training data, and the bank's own errors are inherited except where the audit caught them."
+            )
         if self.generators == ["deterministic"]:
             notes.append(
                 "Every question was generated deterministically from structured facts by templates and "
@@ -81,8 +88,26 @@ class ReleaseSummary:
         notes.append("Sources are snapshots at their recorded retrieval; facts may have changed since.")
         return notes
 
+    @property
+    def imported_items(self) -> int:
+        return self.table("item_provenance").height
+
     def collection(self) -> str:
         sources = self.table("sources")
+        bank = self.table("item_provenance")
+        if bank.height and bank.height == self.items.height:
+            banks = bank.group_by("bank_id", "file_name", "file_sha256", "licence", "attribution").len().sort("bank_id")
+            return (
+                "Every item was imported from an existing item bank (no question was generated): "
+                + "; ".join(
+                    f"{n} items from {b} ({f}, sha256 {h[:12]}, {lic}; {att})"
+                    for b, f, h, lic, att, n in banks.iter_rows()
+                )
+                + (
+                    ". Each item keeps its file, row and upstream id (`data/item_provenance.parquet`); items were "
+                    "chosen per discipline by the selection stage after the audit."
+                )
+            )
         return (
             f"Facts were extracted from {sources.height} public sources ({_tier_counts(sources)}); every stored "
             "document keeps its URL, retrieval time, content hash, tier and licence, and every fact is a span "
@@ -119,6 +144,134 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def stage_report(s: ReleaseSummary) -> str:
+    """Per stage, what ran and what fell back, from the release's own tables and the spec's configuration."""
+    lines = []
+    items = s.items
+    bank = s.imported_items
+    generated = items.filter(pl.col("generator").is_not_null()).height if "generator" in items.columns else 0
+    lines.append(
+        f"- **Items.** {items.height} released: {bank} imported from an item bank, {generated} generated"
+        + (f" (generators: {', '.join(s.generators)})" if s.generators else "")
+        + "."
+    )
+    anchors = s.table("stage_anchors")
+    if anchors.height:
+        kinds = anchors.with_columns(
+            kind=pl.when(pl.col("derived"))
+            .then(pl.lit("DERIVED from data (not expert-elicited)"))
+            .when(pl.col("is_example"))
+            .then(pl.lit("bundled examples (not expert-elicited)"))
+            .otherwise(pl.lit("expert-elicited"))
+        )
+        for kind, group in kinds.group_by("kind", maintain_order=True):
+            lines.append(
+                f"- **Anchors: {kind[0]}** for {group.height} disciplines: {', '.join(sorted(group['discipline']))}."
+            )
+    else:
+        lines.append("- **Anchors.** None imported: no discipline had anchor files.")
+    signatures = s.table("stage_signatures")
+    if signatures.height:
+        fallback = signatures.filter(pl.col("fallback_used"))["discipline"].to_list()
+        lines.append(
+            f"- **Signatures of the fact pools (psi).** Deterministic fallback in {len(fallback)} of "
+            f"{signatures.height} disciplines" + (f" ({', '.join(sorted(fallback))})" if fallback else "") + "."
+        )
+    lines += [f"- {note}" for note in s.spec_notes]
+    selections = s.table("selections")
+    if selections.height:
+        chosen = selections.filter(pl.col("target") == "items")
+        manual = chosen.filter(pl.col("manual_review").is_not_null())
+        lines.append(
+            f"- **Selection after the audit.** {chosen.height - manual.height} disciplines selected automatically "
+            f"(methods: {', '.join(sorted(set(chosen.drop_nulls('certified_ratio')['method'])))}; lowest certified "
+            f"ratio {float(cast(float, chosen['certified_ratio'].min()) or 0):.3f})."
+        )
+        for discipline, reason in manual.select("discipline", "manual_review").sort("discipline").iter_rows():
+            shipped = "its audit survivors ship" if s.include_manual_review else "excluded from this release"
+            lines.append(f"  - manual review: **{discipline}** ({reason}); {shipped}.")
+    findings = s.table("audit_findings")
+    ran = sorted(set(findings["agent"])) if findings.height else []
+    lines.append(f"- **Audit agents that ran:** {', '.join(ran) or 'none'}.")
+    skips = s.table("stage_audit_skips")
+    if skips.height:
+        grouped = (
+            skips.group_by("agent", "reason").agg(pl.col("discipline").n_unique().alias("n")).sort("agent", "reason")
+        )
+        for agent, reason, n in grouped.iter_rows():
+            lines.append(f"  - skipped **{agent}** in {n} disciplines: {reason}")
+    evaluations = s.table("stage_evaluations")
+    if evaluations.height:
+        how = {"baseline": "random baseline", "model": "generated through the LLM gateway", "imported": "imported"}
+        for kind, group in evaluations.group_by("kind", maintain_order=True):
+            detail = sorted(
+                {g for g in group["scoring"].drop_nulls()} | {g for g in group["import_format"].drop_nulls()}
+            )
+            lines.append(
+                f"- **Evaluated, {how.get(kind[0], kind[0])}**"
+                + (f" ({', '.join(detail)})" if detail else "")
+                + f": {group['model'].n_unique()} configurations ({', '.join(sorted(group['model'].unique())[:8])}"
+                + (", ..." if group["model"].n_unique() > 8 else "")
+                + ")."
+            )
+    return "\n".join(lines)
+
+
+def spec_notes(
+    signature_model: str | None,
+    generators: list[str],
+    judges: list[str],
+    has_imports: bool,
+    has_sources: bool = True,
+    require_review_approval: bool = False,
+) -> tuple[str, ...]:
+    """What the spec configured that the tables alone do not show."""
+    return (
+        "**Signatures psi (KINA App. B).** "
+        + (
+            f"From the LLM {signature_model}."
+            if signature_model
+            else "Deterministic fallback features: the spec "
+            "names no selection.signature_model (an LLM psi is the method; the fallback is a proxy)."
+        ),
+        "**Generators.** "
+        + (
+            ", ".join(generators)
+            if generators
+            else "none configured: only the deterministic strategies could run (no LLM-written questions)."
+            if has_sources
+            else "none: the spec has no sources, so nothing was generated (items come from its item bank)."
+        ),
+        "**Audit judges.** "
+        + (
+            ", ".join(judges)
+            if judges
+            else "none configured: every agent that needs an LLM judge was skipped (listed below with its reason)."
+        ),
+        "**Expert review.** "
+        + (
+            "Only items the review tournament approved ship (the committee's latest decision per item)."
+            if require_review_approval
+            else "Not required for this release (release.require_review_approval is false): items ship on the "
+            "audit and the selection alone."
+        ),
+        "**Answers seen by the audit (K3, D1).** "
+        + (
+            "Imported answers are loaded before the audit, from the spec's evaluation.imports files; answers the "
+            "slate generates reach the audit when it re-runs."
+            if has_imports
+            else "Only stored answers of earlier "
+            "evaluations; answers generated in this run reach K3/D1 when the audit re-runs."
+        ),
+    )
+
+
+def _origin(s: ReleaseSummary) -> str:
+    if s.items.height and s.imported_items == s.items.height:
+        return "its provenance in the item bank (`data/item_provenance.parquet`)"
+    return "the facts it came from (`data/item_facts.parquet`, `data/facts.parquet`) and their sources"
 
 
 def datasheet(summary: ReleaseSummary, file_count: int) -> str:
@@ -178,9 +331,9 @@ release's own tables.
 
 ## Composition
 - **Instances.** {items.height} multiple-choice questions over {len(s.disciplines)} disciplines; each has its options
-  (`data/options.parquet`), the facts it came from (`data/item_facts.parquet`, `data/facts.parquet`) and their sources.
+  (`data/options.parquet`) and {_origin(s)}.
 - **Splits.** {split}
-- **Labels.** The correct option of each item is the fact's value; explanations cite the fact.
+- **Labels.** {"The correct option of each imported item is the key its bank gives." if s.imported_items else "The correct option of each item is the fact's value; explanations cite the fact."}
 - **Per discipline.**
 
 {_markdown(per_discipline)}
@@ -189,6 +342,9 @@ release's own tables.
 {_markdown(per_strategy)}
 - **Confidential or personal data.** Items are built only from the public sources listed below; names of
   businesses or persons appear only as those sources publish them (see `data/facts.parquet`).
+
+## What ran and what fell back
+{stage_report(s)}
 
 ## Collection process
 {s.collection()}

@@ -1,7 +1,9 @@
 """The release's tables, read from the system of record. A stage adds its table with one entry in RELEASE_QUERIES.
 
-Released items are the latest audit run's survivors of each discipline: no 'drop' action of the audit policy
-(audit_policy; difficulty as relabelled there). Every query takes the parameter `spec` (the spec's name). Nothing
+Released items are what the after-audit selection chose (sql/0020 `released_items`: selected_items among the latest
+audit run's survivors, difficulty as the audit relabelled it; disciplines in manual review only when the spec's
+release.include_manual_review says so). Every query takes the parameters `spec` (the spec's name) and
+`include_manual_review` and `require_review_approval` (then only items the review tournament approved ship). Nothing
 time- or run-dependent (timestamps, bigserial ids, latencies) is selected, so the same database content gives the
 same release bytes.
 """
@@ -24,12 +26,9 @@ _LATEST_AUDIT = """latest_audit AS (
 _RELEASED = f"""WITH {_LATEST_AUDIT},
 released AS (
     SELECT i.item_id, i.spec, i.discipline, i.format, i.question, i.options, i.answer_index, i.explanation,
-           coalesce(r.detail ->> 'to', i.difficulty) AS difficulty
-    FROM items i JOIN latest_audit a ON a.discipline = i.discipline
-    LEFT JOIN audit_policy r ON r.audit_run_id = a.audit_run_id AND r.item_id = i.item_id AND r.action = 'relabel'
-    WHERE i.spec = %(spec)s AND NOT EXISTS (
-        SELECT 1 FROM audit_policy p WHERE p.audit_run_id = a.audit_run_id AND p.item_id = i.item_id
-        AND p.action = 'drop'))"""
+           x.difficulty
+    FROM released_items(%(spec)s, %(include_manual_review)s, %(require_review_approval)s) x
+    JOIN items i USING (item_id))"""
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,8 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             r.difficulty, g.strategy, g.generator, g.prompt_version, g.gate_result
             FROM released r LEFT JOIN generation_metadata g USING (item_id)""",
         ("item_id",),
-        "Released questions: the audited survivors of every discipline, with how each was generated.",
+        "Released questions: the items the after-audit selection chose in every discipline, with how each was "
+        "generated (generated items) or where it was imported from (item-bank items: data/item_provenance).",
     ),
     "options": ReleaseQuery(
         f"""{_RELEASED} SELECT r.item_id, o.ordinality::int - 1 AS position, o.value #>> '{{}}' AS text,
@@ -92,15 +92,33 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             count(DISTINCT f.fact_id)::int AS facts, count(DISTINCT r.item_id)::int AS items
             FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
             JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
-            GROUP BY s.licence, s.source_id, s.tier, s.attribution""",
+            GROUP BY s.licence, s.source_id, s.tier, s.attribution
+            UNION ALL
+            SELECT b.licence, b.bank_id AS source_id, NULL::smallint AS tier, b.attribution, 0 AS facts,
+                   count(*)::int AS items
+            FROM released r JOIN item_bank_rows b USING (item_id) GROUP BY b.licence, b.bank_id, b.attribution""",
         ("licence", "source_id"),
         "Licences of the released content: facts and items per source licence.",
     ),
     "audit_findings": ReleaseQuery(
-        f"""WITH {_LATEST_AUDIT} SELECT f.item_id, a.discipline, f.agent, f.agent_version, f.severity,
-            f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)""",
+        f"""{_RELEASED} SELECT f.item_id, a.discipline, f.agent, f.agent_version, f.severity,
+            f.payload::text AS payload FROM audit_findings f JOIN latest_audit a USING (audit_run_id)
+            JOIN released r ON r.item_id = f.item_id""",
         ("item_id", "agent", "agent_version"),
-        "Every audit agent's finding on every audited item (latest run).",
+        "Every audit agent's finding on every released item (latest run).",
+    ),
+    "item_provenance": ReleaseQuery(
+        f"""{_RELEASED} SELECT b.item_id, b.bank_id, b.file_name, b.file_sha256, b.row_number, b.upstream_id,
+            b.category, b.source, b.licence, b.attribution FROM released r JOIN item_bank_rows b USING (item_id)""",
+        ("item_id",),
+        "Where each imported (item-bank) item came from: bank file and its sha256, row, upstream id, source, licence.",
+    ),
+    "selections": ReleaseQuery(
+        """SELECT discipline, target, method, k_total, objective, upper_bound, certified_ratio, repairs,
+           stratum_counts::text AS stratum_counts, manual_review FROM selections WHERE spec = %(spec)s""",
+        ("target", "discipline"),
+        "Each discipline's selection (facts: topic pre-approval; items: after the audit, what ships) with its "
+        "certificate F(S) / upper bound, or why it went to manual review.",
     ),
     "audit_actions": ReleaseQuery(
         f"""WITH {_LATEST_AUDIT} SELECT p.item_id, a.discipline, p.action, p.reason, p.detail::text AS detail
@@ -124,6 +142,35 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         "Cohen's kappa (bootstrap 95% CI) of each audit agent against the "
         "human gold labels of its rubric; an agent under the threshold on its primary rubric is advisory.",
     ),
+    "stage_anchors": ReleaseQuery(
+        """SELECT DISTINCT ON (a.discipline) a.discipline, a.is_example, a.note LIKE 'DERIVED%%' AS derived,
+                  a.note, a.k_total, a.content_hash
+           FROM anchor_imports a LEFT JOIN selections s ON s.spec = a.spec AND s.discipline = a.discipline
+                AND s.target = 'items' AND s.import_id = a.import_id
+           WHERE a.spec = %(spec)s ORDER BY a.discipline, (s.import_id IS NULL), a.import_id DESC""",
+        ("discipline",),
+        "The anchors each discipline's selection used: expert-elicited, a bundled example, or DERIVED from data "
+        "(the last two are not expert-elicited).",
+    ),
+    "stage_signatures": ReleaseQuery(
+        """SELECT discipline, fallback_used, manual_review, counts::text AS counts FROM centrality_runs
+           WHERE spec = %(spec)s""",
+        ("discipline",),
+        "Support centrality of each discipline's fact pool: whether psi came from the deterministic fallback.",
+    ),
+    "stage_audit_skips": ReleaseQuery(
+        f"""WITH {_LATEST_AUDIT} SELECT a.discipline, k.agent, k.agent_version, k.reason
+            FROM audit_skips k JOIN latest_audit a USING (audit_run_id)""",
+        ("discipline", "agent"),
+        "Audit agents that did not run in a discipline's latest audit, and why.",
+    ),
+    "stage_evaluations": ReleaseQuery(
+        """SELECT model, kind, settings ->> 'scoring' AS scoring, settings ->> 'format' AS import_format,
+                  settings ->> 'path' AS import_path, count(*)::int AS disciplines
+           FROM evaluation_runs WHERE spec = %(spec)s GROUP BY 1, 2, 3, 4, 5""",
+        ("kind", "model"),
+        "Every evaluated configuration and how: baseline, model (generated or likelihood scoring) or imported.",
+    ),
     "leaderboard": ReleaseQuery(
         """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping = 'overall'""",
@@ -143,7 +190,11 @@ _PLOTS = "SELECT name, png FROM analysis_plots WHERE spec = %(spec)s ORDER BY na
 
 
 def query_params(spec: BenchmarkSpec) -> dict[str, object]:
-    return {"spec": spec.name}
+    return {
+        "spec": spec.name,
+        "include_manual_review": spec.release.include_manual_review,
+        "require_review_approval": spec.release.require_review_approval,
+    }
 
 
 def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]:

@@ -13,18 +13,22 @@ def audited_item_candidates(db: Database, spec: str, discipline: str) -> tuple[l
 
     An item's text is its question with the keyed answer (the pair is what an anchor statement corresponds to);
     stratum key and src are those of its answer fact (else its first linked fact), so the anchor files' stratum map
-    h applies to items as it does to facts. An item the latest run did not judge (generated after it) is left out.
+    h applies to items as it does to facts; an item-bank item's are its bank row's stratum key and source. An item
+    the latest run did not judge (generated after it) is left out.
     """
     run = db.scalar("SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s", (spec, discipline))
     if run is None:
         return [], None
     rows = db.query(
-        """SELECT i.item_id, i.question, i.options ->> i.answer_index::int AS answer, fa.method, fa.source_id
+        """SELECT i.item_id, i.question, i.options ->> i.answer_index::int AS answer,
+                  coalesce(fa.method, b.stratum_key) AS method, coalesce(fa.source_id, b.source) AS source_id
            FROM items i
-           JOIN LATERAL (SELECT f.method, d.source_id FROM item_facts l JOIN facts f USING (fact_id)
-                         JOIN documents d USING (document_id) WHERE l.item_id = i.item_id
-                         ORDER BY l.role <> 'answer', l.fact_id LIMIT 1) fa ON true
-           WHERE i.spec = %(spec)s AND i.discipline = %(discipline)s
+           LEFT JOIN LATERAL (SELECT f.method, d.source_id FROM item_facts l JOIN facts f USING (fact_id)
+                              JOIN documents d USING (document_id) WHERE l.item_id = i.item_id
+                              ORDER BY l.role <> 'answer', l.fact_id LIMIT 1) fa ON true
+           LEFT JOIN item_bank_rows b ON b.item_id = i.item_id
+           WHERE (fa.method IS NOT NULL OR b.item_id IS NOT NULL) AND i.spec = %(spec)s
+             AND i.discipline = %(discipline)s
              AND EXISTS (SELECT 1 FROM audit_findings a WHERE a.audit_run_id = %(run)s AND a.item_id = i.item_id)
              AND NOT EXISTS (SELECT 1 FROM audit_policy p WHERE p.audit_run_id = %(run)s AND p.item_id = i.item_id
                              AND p.action = 'drop')

@@ -17,6 +17,7 @@ from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
+from benchmark_platform.itembank.config import ItemBankConfig
 from benchmark_platform.keys import slug
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.release.config import ReleaseConfig
@@ -59,6 +60,7 @@ class BenchmarkSpec(BaseModel):
     seed: int
     taxonomy: list[TaxonomyNode] = Field(min_length=1)
     sources: list[SourceConfig] = Field(default_factory=list)
+    item_bank: ItemBankConfig | None = None  # existing items imported per discipline (itembank/config.py)
     facts: FactsConfig = Field(default_factory=FactsConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
     models: list[ModelConfig] = Field(default_factory=list)  # model configs that stages name (llm/config.py)
@@ -112,6 +114,17 @@ class BenchmarkSpec(BaseModel):
         ]:
             if discipline not in known:
                 problems.append((where, f"unknown discipline {discipline!r} (taxonomy leaves: {sorted(known)})"))
+        if self.item_bank is not None:
+            for category, leaf in self.item_bank.categories.items():
+                if leaf not in known:
+                    problems.append(
+                        (f"item_bank.categories.{category}", f"{category!r} maps to unknown discipline {leaf!r}")
+                    )
+        for i, entry in enumerate(self.evaluation.imports):
+            if entry.item_bank is not None and (self.item_bank is None or entry.item_bank != self.item_bank.id):
+                problems.append(
+                    (f"evaluation.imports.{i}.item_bank", f"item bank {entry.item_bank!r} is not the spec's")
+                )
         for where, source in [
             *((f"facts.templates.{i}.source", t.source) for i, t in enumerate(self.facts.templates)),
             *((f"facts.prose_sources.{i}", s) for i, s in enumerate(self.facts.prose_sources)),

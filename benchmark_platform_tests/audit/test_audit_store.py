@@ -74,6 +74,16 @@ def test_policy_actions_are_what_the_release_reads(db) -> None:
     params = query_params(spec)
     with db.connect() as conn, conn.cursor() as cur:
         cur.execute(RELEASE_QUERIES["items"].sql, params)
+        assert not cur.fetchall()  # the release is the selection: nothing is selected yet, nothing ships
+    # were every item selected (a dropped one too), the release would still hold only the audit's survivors
+    with db.transaction() as conn, conn.cursor() as cur:
+        for rank, item_id in enumerate(sorted(ids)):
+            cur.execute(
+                "INSERT INTO selected_items (spec, discipline, item_id, rank, gain) VALUES (%s, 'regions', %s, %s, 0)",
+                (spec.name, item_id, rank),
+            )
+    with db.connect() as conn, conn.cursor() as cur:
+        cur.execute(RELEASE_QUERIES["items"].sql, params)
         released = {row[0] for row in cur.fetchall()}
     assert released == set(ids) - dropped
     skipped = {

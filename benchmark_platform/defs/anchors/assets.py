@@ -12,7 +12,7 @@ from benchmark_platform.spec import BenchmarkSpec
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     anchors_key = key(spec, "anchors")
 

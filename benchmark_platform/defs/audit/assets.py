@@ -51,7 +51,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "audit_findings"),
         partitions_def=discipline_partitions(spec),
         group_name="audit",
-        deps=[key(spec, "items"), key(spec, "audit_calibration")],
+        deps=[
+            key(spec, "items"),
+            *([key(spec, "bank_items")] if spec.item_bank else []),
+            key(spec, "audit_calibration"),
+        ],
         code_version=code_version(spec),
         pool=busiest_pool(panel),
         required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},

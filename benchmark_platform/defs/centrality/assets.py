@@ -6,7 +6,7 @@ names one, else from deterministic features; the run's metadata says which, with
 
 import dagster as dg
 
-from benchmark_platform.centrality.run import score_facts, scoring_version, signature_model
+from benchmark_platform.centrality.run import NO_FACT_POOL, score_facts, scoring_version, signature_model
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
@@ -14,7 +14,7 @@ from benchmark_platform.spec import BenchmarkSpec
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     embedder = StaticEmbedder()
     model = signature_model(spec)
@@ -23,7 +23,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "support_centrality"),
         partitions_def=discipline_partitions(spec),
         group_name="centrality",
-        deps=[key(spec, "facts"), key(spec, "anchors")],
+        deps=[*([key(spec, "facts")] if spec.sources else []), key(spec, "anchors")],
         automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
         code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
         required_resource_keys={"database", *(["llm"] if model else [])},
@@ -33,6 +33,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def support_centrality(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
+        if not spec.sources:  # an item-bank spec: nothing to do here, and the metadata says so
+            return dg.MaterializeResult(metadata={"nothing_to_do": NO_FACT_POOL})
         scoring = score_facts(
             context.resources.database.db,
             spec,

@@ -43,7 +43,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "evaluation_answers"),
         partitions_def=discipline_partitions(spec),
         group_name="evaluation",
-        deps=[key(spec, "audit_findings")],
+        deps=[key(spec, "audit_findings"), key(spec, "selected_items")],
         code_version=_code_version(spec),
         pool=busiest_pool([models[name] for name in calls if name in models], calls),
         required_resource_keys={"database", "llm"} if slate else {"database"},

@@ -29,7 +29,7 @@ def _code_version(spec: BenchmarkSpec) -> str:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     config = spec.generation
     known = {m.name: m for m in spec.models}  # the spec's validators checked that every name used here is known
@@ -49,6 +49,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
+        if not spec.sources:  # an item-bank spec: nothing to generate from, and the metadata says so
+            return dg.MaterializeResult(
+                metadata={
+                    "nothing_to_do": "no facts to generate from: the spec has no sources; items come from the item bank"
+                }
+            )
         done = generate_discipline(
             context.resources.database.db,
             spec,

@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 
-from benchmark_platform.centrality.run import scoring_version, signature_model
+from benchmark_platform.centrality.run import NO_FACT_POOL, scoring_version, signature_model
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
@@ -28,7 +28,7 @@ def _certificate(result: SelectionResult) -> dict[str, dg.MetadataValue]:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    if not spec.sources:
+    if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()
@@ -46,6 +46,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def selected_facts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         discipline = context.partition_key
+        if not spec.sources:  # an item-bank spec: nothing to do here, and the metadata says so
+            return dg.MaterializeResult(metadata={"nothing_to_do": NO_FACT_POOL})
         outcome = select_facts(database.db, spec, discipline)
         if outcome.result is None:
             context.log.warning(f"{discipline}: manual review ({outcome.manual_review}); no automatic selection")

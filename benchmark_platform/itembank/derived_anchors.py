@@ -1,0 +1,186 @@
+"""Anchors DERIVED from an item bank, for banks that come without expert anchors (e.g. MMLU-Pro). Not
+expert-elicited: every folder written here says so (`is_example: true` and a note starting with "DERIVED").
+
+Per category: 5 random items as A_d; item labels (60 in-category positives, 60 other-category negatives); pair labels
+(same-source pairs y_T = 1, cross-category pairs y_T = 0, perturbed copies y_T = y_U = 1); strata by source family
+with quotas 0.8-1.2 x the family's share of K_d. `python -m benchmark_platform.itembank.derived_anchors SPEC TOTAL`
+rewrites the spec's anchors/<discipline>/ folders from its bank, K_d being each category's share of TOTAL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import yaml
+
+from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+
+DERIVED_NOTE = "DERIVED from the item bank by benchmark_platform/itembank/derived_anchors.py; not expert-elicited."
+
+
+def _family(src: str) -> str:
+    return src.split("-")[0]
+
+
+def _perturb(text: str, rng: np.random.Generator) -> str:
+    """A near-duplicate: the same text with about one word in ten dropped."""
+    words = text.split()
+    keep = rng.random(len(words)) > 0.1
+    keep[0] = True
+    return " ".join(w for w, kept in zip(words, keep, strict=True) if kept)
+
+
+def largest_remainder(sizes: dict[str, int], total: int) -> dict[str, int]:
+    whole = sum(sizes.values())
+    exact = {c: total * n / whole for c, n in sizes.items()}
+    out = {c: int(v) for c, v in exact.items()}
+    for c in sorted(exact, key=lambda c: (-(exact[c] - out[c]), c))[: total - sum(out.values())]:
+        out[c] += 1
+    return out
+
+
+def derive_anchor_set(
+    category: str, items: pl.DataFrame, k_total: int, rng: np.random.Generator, note: str = DERIVED_NOTE
+) -> tuple[AnchorSet, pl.DataFrame]:
+    """(derived anchors of one category, the category's items that are not anchor items).
+
+    `items` has question_id, question, category, src for every category (negatives come from the others)."""
+    own = items.filter(pl.col("category") == category)
+    other = items.filter(pl.col("category") != category)
+    order = rng.permutation(own.height)
+    anchor_rows = own[order[:5]]
+    pool = own[order[5:]]
+    families = pool["src"].map_elements(_family, return_dtype=pl.String)
+    shares = families.value_counts().sort("src")
+    strata = []
+    for name, count in shares.iter_rows():
+        expected = k_total * count / pool.height
+        strata.append(
+            Stratum(
+                name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1
+            )
+        )
+    names = {s.name for s in strata}
+    anchor_items = [
+        AnchorItem(
+            id=f"q{r['question_id']}",
+            text=r["question"],
+            src=r["src"],
+            stratum=_family(r["src"]) if _family(r["src"]) in names else strata[0].name,  # a family only anchors have
+        )
+        for r in anchor_rows.iter_rows(named=True)
+    ]
+    positives = pool[rng.permutation(pool.height)[:60]]
+    negatives = other[rng.permutation(other.height)[:60]]
+    labels = [
+        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=1)
+        for r in positives.iter_rows(named=True)
+    ]
+    labels += [
+        LabelledItem(id=f"q{r['question_id']}", text=r["question"], src=r["src"], y_A=0)
+        for r in negatives.iter_rows(named=True)
+    ]
+    pairs = []
+    pos = positives.to_dicts()
+    by_src: dict[str, list[dict[str, Any]]] = {}
+    for r in pos:
+        by_src.setdefault(r["src"], []).append(r)
+    for group in by_src.values():
+        for a, b in zip(group[::2], group[1::2], strict=False):
+            pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=1, y_U=0))
+    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=True):
+        pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=0, y_U=0))
+    for r in pos[20:40]:
+        copy_id = f"q{r['question_id']}_copy"
+        labels.append(LabelledItem(id=copy_id, text=_perturb(r["question"], rng), src=r["src"], y_A=1))
+        pairs.append(PairLabel(q=f"q{r['question_id']}", u=copy_id, y_T=1, y_U=1))
+    subjects = sorted({s.split("-", 1)[1].replace("_", " ") for s in own["src"] if "-" in s})
+    payload = dict(
+        discipline=category,
+        is_example=True,
+        note=note,
+        k_total=k_total,
+        prototype=Prototype(concepts=tuple(subjects) or (category,)),
+        anchor_items=tuple(anchor_items),
+        item_labels=tuple(labels),
+        pair_labels=tuple(pairs),
+        strata=tuple(strata),
+        files=(),
+    )
+    version = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    return AnchorSet(version=version, **payload), pool
+
+
+def _csv(rows: list[dict[str, object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_anchor_folder(anchors: AnchorSet, folder: Path, discipline: str) -> None:
+    """anchors.yaml (header and prototype) and one CSV per table, as anchors/io.py reads them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    header = {
+        "discipline": discipline,
+        "k_total": anchors.k_total,
+        "is_example": True,
+        "note": anchors.note,
+        "prototype": {k: list(v) for k, v in anchors.prototype.components().items() if v},
+    }
+    (folder / "anchors.yaml").write_text(yaml.safe_dump(header, sort_keys=False, allow_unicode=True), "utf-8")
+    tables = {
+        "anchor_items": [a.model_dump() for a in anchors.anchor_items],
+        "item_labels": [i.model_dump() for i in anchors.item_labels],
+        "pair_labels": [p.model_dump() for p in anchors.pair_labels],
+        "strata": [{**s.model_dump(), "keys": ";".join(s.keys)} for s in anchors.strata],
+    }
+    for name, rows in tables.items():
+        (folder / f"{name}.csv").write_text(_csv(rows), "utf-8")
+
+
+def main() -> int:
+    from benchmark_platform.itembank.run import load_bank
+    from benchmark_platform.spec import load_spec
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec")
+    parser.add_argument("total", type=int)
+    parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
+    args = parser.parse_args()
+    spec = load_spec(args.spec)
+    if spec.item_bank is None:
+        raise SystemExit(f"spec {spec.name} has no item_bank")
+    bank = load_bank(spec.item_bank, spec.directory)
+    items = pl.DataFrame(
+        [
+            {"question_id": b.upstream_id, "question": b.question, "category": b.discipline, "src": b.source}
+            for b in bank.items
+        ]
+    )
+    sizes = dict(items.group_by("category").len().sort("category").iter_rows())
+    quotas = largest_remainder(sizes, args.total)
+    rng = np.random.default_rng(spec.seed if args.seed is None else args.seed)
+    for discipline in spec.discipline_keys:
+        if discipline not in sizes:
+            continue
+        anchors, _ = derive_anchor_set(discipline, items, quotas[discipline], rng)
+        write_anchor_folder(anchors, spec.anchors_dir / discipline, discipline)
+        print(
+            f"{discipline}: K_d {quotas[discipline]}, {len(anchors.strata)} strata -> {spec.anchors_dir / discipline}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
