@@ -83,7 +83,7 @@ class ReleaseSummary:
                 f"{', '.join(advisory)} (data/gold_calibration.parquet)."
             )
         tiers = self.table("licences")
-        if tiers.height and cast(int, tiers["tier"].max()) > 1:
+        if tiers.height and cast(int, tiers["tier"].max() or 0) > 1:  # no tier: an item bank without sources
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
         notes.append("Sources are snapshots at their recorded retrieval; facts may have changed since.")
         return notes

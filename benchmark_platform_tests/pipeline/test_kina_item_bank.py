@@ -10,9 +10,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from benchmark_platform.cli.run import materialize_all
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.llm.resources import LLMGatewayResource
+from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.evaluation.importers import read_mmlu_pro_items, read_mmlu_pro_matrices
 from benchmark_platform.itembank.derived_anchors import derive_anchor_set, write_anchor_folder
