@@ -57,7 +57,7 @@ def rulebooks() -> list[SourceDocument]:
     ]
 
 
-def _run_rulebooks(documents: list[SourceDocument], embedder: StaticEmbedder) -> dict[str, float]:
+def _run_rulebooks(documents: list[SourceDocument], embedder: StaticEmbedder) -> dict[str, Any]:
     spec = load_spec("wine")
     started = time.perf_counter()
     extraction = extract(documents, spec.facts, spec.directory)
@@ -66,7 +66,13 @@ def _run_rulebooks(documents: list[SourceDocument], embedder: StaticEmbedder) ->
         len(select([c for c in extraction.candidates if c.discipline == d], spec.facts, embedder.encode, {}).facts)
         for d in {c.discipline for c in extraction.candidates}
     )
-    total = time.perf_counter() - started
+    return _figures(documents, extraction, facts, extracted, time.perf_counter() - started)
+
+
+def _figures(
+    documents: list[SourceDocument], extraction: Extraction, facts: int, extracted: float, total: float
+) -> dict[str, Any]:
+    """The figures every extraction run reports: what went in, what came out, and the rates."""
     return {
         "documents": len(documents),
         "sentences": extraction.sentences,
@@ -105,18 +111,9 @@ def _run(documents: list[SourceDocument], processes: int, embedder: StaticEmbedd
         fact_set = select(candidates, config, embedder.encode, {"ttb_ava_boundaries": 1, "wikibooks_wine": 3})
         facts += len(fact_set.facts)
         duplicates += len(fact_set.duplicates)
-    total = time.perf_counter() - started
     return {
-        "documents": len(documents),
-        "sentences": extraction.sentences,
-        "candidates": len(extraction.candidates),
-        "facts": facts,
+        **_figures(documents, extraction, facts, extracted, time.perf_counter() - started),
         "duplicates_removed": duplicates,
-        "rejected": len(extraction.rejections),
-        "extract_seconds": round(extracted, 2),
-        "total_seconds": round(total, 2),
-        "sentences_per_s": round(extraction.sentences / extracted, 1),
-        "facts_per_s": round(facts / total, 1),
         "extract_cpu_seconds": round(extract_cpu, 2),
         "sentences_per_cpu_s": round(extraction.sentences / extract_cpu, 1),
         "rejections_by_stage": dict(Counter(r.stage for r in extraction.rejections)),
