@@ -59,6 +59,8 @@ def trimmed_spec(
         return None if isinstance(node, str) and node in dropped else node
 
     data = {k: v if k in {"taxonomy", "sources"} else prune(v) for k, v in data.items()}
+    if data["facts"].get("rulebook") and not data["facts"]["rulebook"]["sources"]:
+        data["facts"]["rulebook"] = None  # a rulebook section with none of its sources left says nothing
     data["release"].update(release)
     return BenchmarkSpec.model_validate({**data, "directory": spec.directory})
 

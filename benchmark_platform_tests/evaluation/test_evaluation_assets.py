@@ -83,6 +83,25 @@ def setup(db: Database, wine_spec: BenchmarkSpec, tmp_path_factory):
             ),
             items,
         )
+        # the release is the after-audit selection: every item audited (pass) and selected, so all of them ship
+        with conn.cursor() as cur:
+            for discipline in DISCIPLINES:
+                cur.execute(
+                    "INSERT INTO audit_runs (spec, discipline, inputs_hash) VALUES (%s, %s, 'test') "
+                    "RETURNING audit_run_id",
+                    (name, discipline),
+                )
+                run = cur.fetchone()[0]
+                for rank, row in enumerate(r for r in items if r[2] == discipline):
+                    cur.execute(
+                        "INSERT INTO audit_findings (audit_run_id, item_id, agent, agent_version, severity) "
+                        "VALUES (%s, %s, 'structure', 'test', 'pass')",
+                        (run, row[0]),
+                    )
+                    cur.execute(
+                        "INSERT INTO selected_items (spec, discipline, item_id, rank, gain) VALUES (%s, %s, %s, %s, 0)",
+                        (name, discipline, row[0], rank),
+                    )
     # an lm-evaluation-harness run of an external model on our items, exported and read back
     folder = tmp_path_factory.mktemp("lm_eval")
     samples = folder / "samples_evaltest_2026-11-29T16-00-00.000001.jsonl"
