@@ -200,9 +200,11 @@ def test_tables_cover_audit_evaluation_analysis_and_licences(built):
         for name in ("items", "audit_actions")
     }
     released = set(items["item_id"]) | set(sealed["items"]["item_id"])
-    dropped = set(_open(directory, "audit_actions")["item_id"]) | set(sealed["audit_actions"]["item_id"])
-    stored = {r["item_id"] for r in db.query("SELECT item_id FROM items WHERE spec = %s", (spec.name,))}
-    assert released == stored - dropped
+    actions = pl.concat([_open(directory, "audit_actions"), sealed["audit_actions"]], how="vertical_relaxed")
+    dropped = set(actions.filter(pl.col("action") == "drop")["item_id"])
+    # the release is the after-audit selection: exactly the selected items, none the audit dropped
+    selected = {r["item_id"] for r in db.query("SELECT item_id FROM selected_items WHERE spec = %s", (spec.name,))}
+    assert released == selected and not released & dropped
     options = _open(directory, "options")
     assert options.group_by("item_id").agg(pl.col("is_correct").sum())["is_correct"].to_list() == [1] * items.height
     assert set(_open(directory, "audit_findings")["agent"]) >= {"structure", "A1_lexical_hygiene", "A3_fact_echo"}
