@@ -73,12 +73,14 @@ class LocalLlama:
         start = max(0, min(prefix, len(tokens)) - 1)  # re-evaluate one position to get the logits it emits
         del self._logprobs[max(0, start) :], self._tops[max(0, start) :]
         llm.n_tokens = start
-        llm._ctx.kv_cache_seq_rm(-1, start, -1)  # private API of the pinned llama-cpp-python
+        # private API of the pinned llama-cpp-python, partly untyped there: held as Any
+        ctx: Any = llm._ctx
+        ctx.kv_cache_seq_rm(-1, start, -1)
         for i in range(start, len(tokens), N_BATCH):
             batch = tokens[i : i + N_BATCH]
             llm._batch.set_batch(batch=batch, n_past=i, logits_all=True)
-            llm._ctx.decode(llm._batch)
-            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(batch), llm.n_vocab()))
+            ctx.decode(llm._batch)
+            logits = np.ctypeslib.as_array(ctx.get_logits(), shape=(len(batch), llm.n_vocab()))
             llm.input_ids[i : i + len(batch)] = batch
             llm.n_tokens = i + len(batch)
             peak = logits.max(axis=1, keepdims=True)
@@ -129,7 +131,8 @@ class LocalLlama:
     def chat_completion(self, body: dict[str, Any]) -> dict[str, Any]:
         self._logprobs.clear()  # generation rewrites the KV cache
         self._tops.clear()
-        answer = self.llm.create_chat_completion(
+        # stream=False: one response (a TypedDict in llama-cpp-python's types, a union with the stream type)
+        answer: Any = self.llm.create_chat_completion(
             messages=body["messages"],
             max_tokens=body.get("max_tokens") or 256,
             temperature=body.get("temperature", 0.0) or 0.0,
