@@ -86,7 +86,12 @@ def cli_env(db_url: str) -> dict[str, str]:
 
 
 def cli(args: list[str], env: dict[str, str], out: Path) -> subprocess.Popen[bytes]:
-    """`benchmark-platform ARGS` as a subprocess, stdout and stderr to out.{stdout,stderr}."""
+    """`benchmark-platform ARGS` as a subprocess, stdout and stderr to out.{stdout,stderr}.
+
+    A `run` writes its release under out's folder (`releases/`), never into the project's releases/, which hold
+    the user's own `make run`."""
+    if args[:1] == ["run"]:
+        args = [*args, "--releases-dir", str(out.parent / "releases")]
     return subprocess.Popen(
         [sys.executable, "-m", "benchmark_platform.cli.main", *args],
         env=env,

@@ -12,9 +12,10 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from benchmark_platform.cli.progress import benchmark_summary
-from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT
+from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
@@ -31,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--spec",
         action="append",
         help=f"bundled spec name or path to a spec.yaml (repeatable; default: {', '.join(DEFAULT_RUN_SPECS)})",
+    )
+    run.add_argument(
+        "--releases-dir",
+        type=Path,
+        default=RELEASES_DIR,
+        help=f"where release bundles are written, <dir>/<spec>/<version>/ (default: {RELEASES_DIR})",
     )
     run.set_defaults(handler=_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
@@ -65,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     from benchmark_platform.cli.runs import recover
     from benchmark_platform.defs.pipeline import materialize_all
     from benchmark_platform.defs.progress import EventLogFile
+    from benchmark_platform.defs.release.assets import ReleaseDirectory
 
     specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
     print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
@@ -87,6 +95,7 @@ def _run(args: argparse.Namespace) -> int:
             spec,
             log=lambda line: print(line, flush=True),
             events=events,
+            resources={"release_directory": ReleaseDirectory(root=str(args.releases_dir))},
             starting=lambda prefix: print(prefix, end=" ", flush=True),
             # Dagster's console repeats every event with stack traces; --debug restores it
             console_level="DEBUG" if args.debug else "CRITICAL",
