@@ -116,7 +116,9 @@ def _structure(item: AuditItem, _: AuditConfig) -> Check:
 
 def _lexical_hygiene(item: AuditItem, config: AuditConfig) -> Check:
     """A1: vague phrasing, marketing language and meta-questions in the stem."""
-    hits = sorted(_matches(item.question.lower(), config.vague_terms))
+    # precise phrases containing a vague word ("how many") are matched as wholes, so the word inside them is not a hit
+    found = _matches(item.question.lower(), [*config.vague_terms, *config.precise_phrases])
+    hits = sorted(found.intersection(config.vague_terms).difference(config.precise_phrases))
     return ("fail" if hits else "pass"), {"vague_terms": hits}
 
 

@@ -82,6 +82,24 @@ class AuditConfig(BaseModel):
             "the passage",
         ]
     )
+    # A1: phrases that contain a vague word but ask something precise: a count, an amount, the option that fits best
+    precise_phrases: list[str] = Field(
+        default_factory=lambda: [
+            "how many",
+            "how much",
+            "how often",
+            "best describes",
+            "best explains",
+            "best characterizes",
+            "best summarizes",
+            "best completes",
+            "best expresses",
+            "best represents",
+            "best identifies",
+            "best reflects",
+            "best fits",
+        ]
+    )
     bias_alpha: float = 0.05  # A2 / D3: significance of chi-square and Mann-Whitney tests
     template_warn: float = 0.9  # A4: out-of-fold probability of template style at which an item warns
     human_reference: Path | None = None  # A4 negatives: JSONL with a "stem" per line; default: the corpus' LLM items

@@ -52,6 +52,13 @@ def test_item_agents() -> None:
     assert A1_LEXICAL_HYGIENE.run(item("Which famous grape is often used in Chablis?"), CONFIG).payload[
         "vague_terms"
     ] == ["famous", "often"]
+    # a count or the option that fits best is a precise question; a vague word outside those phrases still fails
+    assert A1_LEXICAL_HYGIENE.run(item("How many hectares does Chablis cover?"), CONFIG).severity == "pass"
+    assert A1_LEXICAL_HYGIENE.run(item("Which option best describes Chablis?"), CONFIG).severity == "pass"
+    assert A1_LEXICAL_HYGIENE.run(item("How many grapes are best in many wines?"), CONFIG).payload["vague_terms"] == [
+        "best",
+        "many",
+    ]
     assert STRUCTURE.run(item("Q?", options=("x", "X ", "y", "z")), CONFIG).payload["problems"] == ["duplicate options"]
     assert B3_UBIQUITY_RISK.run(item("In which region is Chardonnay grown?"), CONFIG).severity == "fail"
     assert B3_UBIQUITY_RISK.run(item("In which region is Xinomavro grown?"), CONFIG).severity == "pass"
