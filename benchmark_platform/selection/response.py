@@ -22,6 +22,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from benchmark_platform.analysis.fidelity import holdout_validation
+from benchmark_platform.analysis.irt import correctness_matrix
 from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 
@@ -169,23 +170,10 @@ def visible_selection(
 
 
 def responses_from_results(results: pl.DataFrame, item_ids: Sequence[str]) -> ResponseMatrix | None:
-    """The correctness matrix of a results frame (model, item_id, sample, correct) on `item_ids`: a model's share of
-    correct samples per item (avg@k), NaN where it did not answer; models sorted by name, items in the given order.
-    None when no model answered any of them."""
-    wanted = set(item_ids)
-    mine = results.filter(pl.col("item_id").is_in(sorted(wanted)))
-    if mine.is_empty():
-        return None
-    per_item = mine.group_by("model", "item_id").agg(pl.col("correct").cast(pl.Float64).mean())
-    models = tuple(sorted(per_item["model"].unique().to_list()))
-    row = {m: i for i, m in enumerate(models)}
-    column = {item: j for j, item in enumerate(item_ids)}
-    correct = np.full((len(models), len(item_ids)), np.nan)
-    correct[
-        np.array([row[m] for m in per_item["model"].to_list()], dtype=np.int64),
-        np.array([column[i] for i in per_item["item_id"].to_list()], dtype=np.int64),
-    ] = per_item["correct"].to_numpy()
-    return ResponseMatrix(tuple(item_ids), models, correct)
+    """The correctness matrix of a results frame (model, item_id, sample, correct) on `item_ids` (analysis.irt's
+    correctness_matrix: avg@k per item, NaN unanswered, models sorted); None when no model answered any of them."""
+    models, correct = correctness_matrix(results, item_ids)
+    return ResponseMatrix(tuple(item_ids), models, correct) if models else None
 
 
 def select_with_responses(

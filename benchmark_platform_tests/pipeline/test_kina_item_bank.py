@@ -160,6 +160,10 @@ def test_the_selection_uses_the_imported_answers_and_records_the_held_out_estima
     datasheet = (release_dir / "datasheet.md").read_text(encoding="utf-8")
     assert "Models' imported answers entered the item selection in 3 of 3 disciplines" in datasheet
     assert "Held-out validation per discipline" in datasheet
+    # the analysis estimates each configuration's accuracy on the whole pool (252 bank items) from the release
+    pool = pl.read_parquet(release_dir / "data" / "analyses" / "pool_accuracy.parquet")
+    assert pool.height == 29 + 1 and set(pool["pool_items"]) == {PER_SUBFIELD * len(SUBFIELDS)}
+    assert pool.filter(pl.col("observed_pool_accuracy").is_null())["model"].to_list() == ["random-baseline"]
 
 
 def test_with_review_required_only_tournament_approved_items_ship(built):
