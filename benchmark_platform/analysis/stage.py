@@ -11,7 +11,7 @@ import polars as pl
 from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
 from benchmark_platform.analysis.run import AnalysisReport, analyse
-from benchmark_platform.evaluation.importers import read_results_import
+from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.evaluation.persist import spec_item_disciplines
 from benchmark_platform.evaluation.results import RESULT_COLUMNS
 from benchmark_platform.evaluation.runners import telemetry_summary
@@ -62,14 +62,9 @@ def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, rele
     """Issue 19: when the spec's imports answered a pool larger than the release (an item bank), every
     configuration's full-pool accuracy estimated from its released answers, with a CI (analysis/irt.py; the IRT
     model fitted on the imported models' answers over the pool, stratified by discipline). None otherwise."""
-    if not spec.evaluation.imports:
+    results = read_spec_imports(spec.evaluation.imports, spec.directory)
+    if results is None:
         return None
-    results = pl.concat(
-        [
-            read_results_import(entry, spec.directory).select("model", "item_id", "sample", "correct")
-            for entry in spec.evaluation.imports
-        ]
-    )
     # One BLAS thread: the fit's sums come out the same every run (the release is byte-reproducible), and it is faster
     with single_threaded_blas():
         table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name))

@@ -12,15 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-import polars as pl
-
 from benchmark_platform.anchors import load_anchor_set
 from benchmark_platform.anchors.io import has_anchor_files
 from benchmark_platform.anchors.persist import record_import
 from benchmark_platform.centrality.persist import read_scores, stored_review
 from benchmark_platform.centrality.run import ScoredPool, score_pool
 from benchmark_platform.embed import Embedder
-from benchmark_platform.evaluation.importers import read_results_import
+from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.selection.persist import audited_item_candidates, write_selection
@@ -165,12 +163,5 @@ def imported_responses(spec: BenchmarkSpec, candidate_ids: tuple[str, ...]) -> R
     answers of the slate exist only for items an earlier run released; letting them in would make the selection
     depend on the previous release, and the same inputs must give the same release bytes.
     """
-    if not spec.evaluation.imports:
-        return None
-    results = pl.concat(
-        [
-            read_results_import(entry, spec.directory).select("model", "item_id", "sample", "correct")
-            for entry in spec.evaluation.imports
-        ]
-    )
-    return responses_from_results(results, candidate_ids)
+    results = read_spec_imports(spec.evaluation.imports, spec.directory)
+    return None if results is None else responses_from_results(results, candidate_ids)
