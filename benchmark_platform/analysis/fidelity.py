@@ -137,13 +137,13 @@ def holdout_validation(
     visible_share: float,
     random_subsets: int,
     seed: int,
-) -> dict[str, object]:
+) -> dict[str, str | int | float]:
     """Expected held-out fidelity of a selection procedure, for the selection's metadata.
 
     `correct` (models x pool items, NaN = not answered) holds every model with answers; `labels` the pool items'
     strata; `select_subset(visible)` reruns the selection seeing only the rows `visible` and returns pool indices.
     Per split: an IRT fit on the visible models, the selection, and `random_subsets` stratified random subsets of the
-    selection's per-stratum sizes. Returns means over splits (empty dict of reasons when too few models).
+    selection's per-stratum sizes. Returns means over splits, or the reason it was skipped (too few models).
     """
     models = correct.shape[0]
     visible = int(round(visible_share * models))
@@ -161,8 +161,12 @@ def holdout_validation(
         return round(float(np.nanmean(values)), 4)
 
     return {
+        "holdout_validation": f"{len(rows)} random model splits, {visible} of {models} models visible to the "
+        f"selection and the IRT fit, judged on the others against {random_subsets} stratified random subsets each",
         "holdout_splits": len(rows),
+        "holdout_models": models,
         "holdout_visible_models": visible,
+        "holdout_random_subsets": random_subsets,
         "holdout_tau": mean([r.selected.tau[0] for r in rows]),
         "holdout_acc_mae_points": mean([r.selected.acc_mae_points[0] for r in rows]),
         "holdout_rank1_retention": mean([r.selected.rank1[0] for r in rows]),

@@ -14,9 +14,11 @@ The interval adds the correction's variance, the uncertainty of theta (delta met
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.stats import norm
@@ -160,3 +162,70 @@ def estimate_accuracy(
         p_irt=p_irt,
         shrinkage=shrinkage,
     )
+
+
+def correctness_matrix(results: pl.DataFrame, item_ids: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray]:
+    """Models (sorted) and their correctness on `item_ids` (models x items, in the given order) from a results frame
+    (model, item_id, sample, correct): a model's share of correct samples per item (avg@k), NaN where it did not
+    answer. Rows of items not in `item_ids` are ignored."""
+    mine = results.filter(pl.col("item_id").is_in(list(dict.fromkeys(item_ids))))
+    per_item = mine.group_by("model", "item_id").agg(pl.col("correct").cast(pl.Float64).mean())
+    models = tuple(sorted(per_item["model"].unique().to_list()))
+    row = {m: i for i, m in enumerate(models)}
+    column = {item: j for j, item in enumerate(item_ids)}
+    correct = np.full((len(models), len(item_ids)), np.nan)
+    correct[
+        np.array([row[m] for m in per_item["model"].to_list()], dtype=np.int64),
+        np.array([column[i] for i in per_item["item_id"].to_list()], dtype=np.int64),
+    ] = per_item["correct"].to_numpy()
+    return models, correct
+
+
+def pool_accuracy_table(
+    pool: pl.DataFrame, released: pl.DataFrame, strata: dict[str, str], *, level: float = 0.95
+) -> pl.DataFrame:
+    """Each configuration's estimated accuracy on the whole item pool from its answers on the released items.
+
+    `pool` holds the answers of models evaluated on the whole pool (a bank's imported results) and fits the IRT
+    model; `released` every configuration's answers on the released items; `strata` maps each pool item to its
+    stratum (the discipline). Columns: model, released_items, released_accuracy, pool_items, estimated_accuracy,
+    ci_low, ci_high (in %), and observed_pool_accuracy where the model answered the pool itself (it is then one of
+    the models the items were fitted on: an in-sample check; the held-out figures are the selection's). Empty when
+    the pool has fewer than two models or no released item is in it.
+    """
+    schema = {
+        "model": pl.String,
+        "released_items": pl.Int64,
+        "released_accuracy": pl.Float64,
+        "pool_items": pl.Int64,
+        "estimated_accuracy": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "observed_pool_accuracy": pl.Float64,
+    }
+    item_ids = sorted(set(pool["item_id"].to_list()) & set(strata))
+    models, correct = correctness_matrix(pool, item_ids)
+    column = {item: j for j, item in enumerate(item_ids)}
+    subset_ids = sorted(set(released["item_id"].to_list()) & set(column))
+    if len(models) < 2 or not subset_ids:
+        return pl.DataFrame(schema=schema)
+    fit = fit_irt(correct)
+    configs, answers = correctness_matrix(released, subset_ids)
+    subset = np.array([column[i] for i in subset_ids], dtype=np.int64)
+    estimates = estimate_accuracy(fit, subset, answers, strata=np.array([strata[i] for i in item_ids]), level=level)
+    observed = dict(zip(models, np.nanmean(correct, axis=1).tolist(), strict=True))
+    answered = ~np.isnan(answers)
+    released_accuracy = np.where(answered, answers, 0.0).sum(axis=1) / np.maximum(answered.sum(axis=1), 1)
+    return pl.DataFrame(
+        {
+            "model": list(configs),
+            "released_items": answered.sum(axis=1).astype(np.int64),
+            "released_accuracy": 100 * released_accuracy,
+            "pool_items": np.full(len(configs), len(item_ids), dtype=np.int64),
+            "estimated_accuracy": 100 * estimates.estimate,
+            "ci_low": 100 * estimates.low,
+            "ci_high": 100 * estimates.high,
+            "observed_pool_accuracy": [100 * observed[m] if m in observed else None for m in configs],
+        },
+        schema=schema,
+    ).sort(["estimated_accuracy", "model"], descending=[True, False])

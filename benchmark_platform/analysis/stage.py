@@ -6,10 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import polars as pl
+
+from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
 from benchmark_platform.analysis.run import AnalysisReport, analyse
+from benchmark_platform.evaluation.importers import read_spec_imports
+from benchmark_platform.evaluation.persist import spec_item_disciplines
 from benchmark_platform.evaluation.results import RESULT_COLUMNS
 from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 
@@ -45,4 +51,21 @@ def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) 
     # latencies stay in the evaluation's metadata: a rerun from the cache answers at once, and the stored
     # analyses (and so the release) must not change with it
     report.tables["telemetry"] = telemetry_summary(answers).drop("latency_p50_s", "latency_p95_s")
+    pool = pool_accuracy(db, spec, answers, items.height)
+    if pool is not None:
+        log(f"full-pool accuracy estimated from the release for {pool.height} configurations")
+        report.tables["pool_accuracy"] = pool
     return SpecAnalysis(report, store_analysis(db, spec.name, report))
+
+
+def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, released: int) -> pl.DataFrame | None:
+    """Issue 19: when the spec's imports answered a pool larger than the release (an item bank), every
+    configuration's full-pool accuracy estimated from its released answers, with a CI (analysis/irt.py; the IRT
+    model fitted on the imported models' answers over the pool, stratified by discipline). None otherwise."""
+    results = read_spec_imports(spec.evaluation.imports, spec.directory)
+    if results is None:
+        return None
+    # One BLAS thread: the fit's sums come out the same every run (the release is byte-reproducible), and it is faster
+    with single_threaded_blas():
+        table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name))
+    return table if table.height and int(table["pool_items"][0]) > released else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -323,6 +323,15 @@ def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
     if entry.item_bank:
         frame = frame.with_columns(item_id=pl.lit(f"{entry.item_bank}-") + pl.col("item_id"))
     return frame.with_columns(model=pl.lit(entry.model)) if entry.model else frame
+
+
+def read_spec_imports(entries: Sequence[ResultsImport], base_dir: Path) -> pl.DataFrame | None:
+    """Every `evaluation.imports` entry's answers (model, item_id, sample, correct) in one frame; None without any."""
+    if not entries:
+        return None
+    return pl.concat(
+        [read_results_import(entry, base_dir).select("model", "item_id", "sample", "correct") for entry in entries]
+    )
 
 
 def read_results_parquet(path: Path) -> pl.DataFrame:

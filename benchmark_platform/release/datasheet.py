@@ -4,8 +4,9 @@ facts the Croissant manifest's responsible-AI fields repeat. Nothing here is han
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import polars as pl
 
@@ -192,6 +193,8 @@ def stage_report(s: ReleaseSummary) -> str:
         for discipline, reason in manual.select("discipline", "manual_review").sort("discipline").iter_rows():
             shipped = "its audit survivors ship" if s.include_manual_review else "excluded from this release"
             lines.append(f"  - manual review: **{discipline}** ({reason}); {shipped}.")
+        if "response" in chosen.columns:
+            lines.append(response_note([json.loads(r) for r in chosen["response"].drop_nulls()]))
     findings = s.table("audit_findings")
     ran = sorted(set(findings["agent"])) if findings.height else []
     lines.append(f"- **Audit agents that ran:** {', '.join(ran) or 'none'}.")
@@ -217,6 +220,31 @@ def stage_report(s: ReleaseSummary) -> str:
                 + ")."
             )
     return "\n".join(lines)
+
+
+def response_note(responses: list[dict[str, Any]]) -> str:
+    """The item selections' response-pattern term and held-out validation (selection/response.py), in one line."""
+    applied = [r for r in responses if r.get("response_term") == "applied"]
+    if not applied:
+        return "- **Response patterns.** No response data: coverage-only selection."
+    validated = [r for r in applied if "holdout_tau" in r]
+    line = (
+        f"- **Response patterns.** Models' imported answers entered the item selection in {len(applied)} of "
+        f"{len(responses)} disciplines (facility location over answer patterns, weight "
+        f"{applied[0]['response_weight']}, {max(r['response_models'] for r in applied)} models)."
+    )
+    if not validated:
+        return line + f" Held-out validation: {applied[0].get('holdout_validation', 'not run')}."
+
+    def mean(key: str) -> float:
+        return sum(float(r[key]) for r in validated) / len(validated)
+
+    return line + (
+        f" Held-out validation per discipline ({validated[0]['holdout_validation']}), mean over "
+        f"{len(validated)} disciplines: Kendall tau {mean('holdout_tau'):.3f} of the held-out models' ranking by the "
+        f"selection with the IRT estimator vs {mean('random_tau'):.3f} for stratified random subsets of the same "
+        f"size; accuracy error {mean('holdout_acc_mae_points'):.2f} vs {mean('random_acc_mae_points'):.2f} points."
+    )
 
 
 def spec_notes(

@@ -115,10 +115,13 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
     ),
     "selections": ReleaseQuery(
         """SELECT discipline, target, method, k_total, objective, upper_bound, certified_ratio, repairs,
-           stratum_counts::text AS stratum_counts, manual_review FROM selections WHERE spec = %(spec)s""",
+           stratum_counts::text AS stratum_counts, manual_review, response::text AS response
+           FROM selections WHERE spec = %(spec)s""",
         ("target", "discipline"),
         "Each discipline's selection (facts: topic pre-approval; items: after the audit, what ships) with its "
-        "certificate F(S) / upper bound, or why it went to manual review.",
+        "certificate F(S) / upper bound, or why it went to manual review; `response` (JSON): whether models' answers "
+        "entered the item selection and its held-out validation over model splits (Kendall tau, accuracy error, "
+        "against stratified random subsets of the same size).",
     ),
     "audit_actions": ReleaseQuery(
         f"""WITH {_LATEST_AUDIT} SELECT p.item_id, a.discipline, p.action, p.reason, p.detail::text AS detail

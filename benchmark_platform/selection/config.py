@@ -16,10 +16,11 @@ class ResponseTermConfig(BaseModel):
     weight: float = Field(default=2.0, ge=0)
     neighbours: int = Field(default=50, ge=1, description="candidates kept per pool item in R's sparse similarity")
     # Held-out validation recorded with the selection: random model splits, share of models the selection sees,
-    # stratified random subsets of the same size to compare with.
+    # stratified random subsets of the same size to compare with. 5 x 20 adds about 1 s of CPU per discipline of
+    # ~1,000 candidates (measured on MMLU-Pro's math); 0 splits switches it off.
     validation_splits: int = Field(default=5, ge=0)
     validation_visible_share: float = Field(default=0.5, gt=0, lt=1)
-    validation_random_subsets: int = Field(default=100, ge=1)
+    validation_random_subsets: int = Field(default=20, ge=1)
 
 
 class SelectionConfig(BaseModel):

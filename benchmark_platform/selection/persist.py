@@ -3,6 +3,8 @@ written replacing the partition."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.store import Database, as_json, insert_rows
@@ -58,8 +60,10 @@ def write_selection(
     import_id: int | None,
     result: SelectionResult | None,
     manual_review: str | None = None,
+    response: Mapping[str, object] | None = None,
 ) -> None:
-    """Replace the partition's selection of `target` ('facts' or 'items'); `result` None records a manual review."""
+    """Replace the partition's selection of `target` ('facts' or 'items'); `result` None records a manual review.
+    `response`: what the response-pattern term did and its held-out validation (items only)."""
     table, id_column = MEMBER_TABLES[target]
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(f"DELETE FROM {table} WHERE spec = %s AND discipline = %s", (spec, discipline))
@@ -75,8 +79,8 @@ def write_selection(
             return
         cur.execute(
             """INSERT INTO selections (spec, discipline, target, import_id, method, k_total, objective, upper_bound,
-                   certified_ratio, gain_evaluations, repairs, stratum_counts)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   certified_ratio, gain_evaluations, repairs, stratum_counts, response)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             (
                 spec,
                 discipline,
@@ -90,6 +94,7 @@ def write_selection(
                 result.gain_evaluations,
                 result.repairs,
                 as_json(result.stratum_counts),
+                None if response is None else as_json(dict(response)),
             ),
         )
         gains = result.gains or (0.0,) * len(result.selected_ids)

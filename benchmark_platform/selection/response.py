@@ -14,13 +14,19 @@ With no answers (or weight 0) the problem is returned as it is, the very same ob
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import polars as pl
 import scipy.sparse as sp
 
+from benchmark_platform.analysis.fidelity import holdout_validation
+from benchmark_platform.analysis.irt import correctness_matrix
+from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
+
+NO_RESPONSE_DATA = "no response data: coverage-only selection"
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ class ResponseTermInfo:
     pool_items: int = 0
     candidates_with_answers: int = 0
 
-    def as_metadata(self) -> dict[str, object]:
+    def as_metadata(self) -> dict[str, str | int | float]:
         return {
             "response_term": "applied" if self.applied else "absent",
             "response_term_reason": self.reason,
@@ -161,3 +167,51 @@ def visible_selection(
         return np.array([column[i] for i in result.selected_ids if i in column], dtype=np.int64)
 
     return select_seeing
+
+
+def responses_from_results(results: pl.DataFrame, item_ids: Sequence[str]) -> ResponseMatrix | None:
+    """The correctness matrix of a results frame (model, item_id, sample, correct) on `item_ids` (analysis.irt's
+    correctness_matrix: avg@k per item, NaN unanswered, models sorted); None when no model answered any of them."""
+    models, correct = correctness_matrix(results, item_ids)
+    return ResponseMatrix(tuple(item_ids), models, correct) if models else None
+
+
+def select_with_responses(
+    problem: SelectionProblem,
+    responses: ResponseMatrix | None,
+    config: ResponseTermConfig,
+    solve: Callable[[SelectionProblem], SelectionResult],
+    seed: int,
+) -> tuple[SelectionResult, dict[str, str | int | float]]:
+    """The selection of F_d^sp + weight * R, and what the term did with its held-out validation (for the metadata).
+
+    With answers: `config.validation_splits` random model splits, each rerunning the selection on the visible models'
+    answers and judging it on the others against stratified random subsets of the same per-stratum sizes
+    (analysis.fidelity.holdout_validation, the IRT estimator fitted on the visible models), seeded by `seed` so the
+    figures are the same run to run. Only candidates with answers enter the validation: the rest cannot be scored.
+    Without answers the selection is `solve(problem)` itself and the summary says so.
+    """
+    combined, info = add_response_term(problem, responses, weight=config.weight, neighbours=config.neighbours)
+    result = solve(combined)
+    summary = info.as_metadata()
+    if responses is None or not info.applied:
+        return result, {**summary, "holdout_validation": NO_RESPONSE_DATA}
+    column = {item: j for j, item in enumerate(responses.item_ids)}
+    rows = [i for i, c in enumerate(problem.candidate_ids) if c in column]
+    pool = ResponseMatrix(
+        tuple(problem.candidate_ids[i] for i in rows),
+        responses.models,
+        responses.correct[:, [column[problem.candidate_ids[i]] for i in rows]],
+    )
+    labels = np.unique(problem.strata[rows], return_inverse=True)[1].astype(np.int64)
+    select_subset = visible_selection(problem, pool, weight=config.weight, neighbours=config.neighbours, solve=solve)
+    figures = holdout_validation(
+        pool.correct,
+        labels,
+        select_subset,
+        splits=config.validation_splits,
+        visible_share=config.validation_visible_share,
+        random_subsets=config.validation_random_subsets,
+        seed=seed,
+    )
+    return result, {**summary, **figures}

@@ -7,8 +7,9 @@ discipline's anchors and strata) and not stored as scores: centrality_* hold the
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark_platform.anchors import load_anchor_set
@@ -17,10 +18,13 @@ from benchmark_platform.anchors.persist import record_import
 from benchmark_platform.centrality.persist import read_scores, stored_review
 from benchmark_platform.centrality.run import ScoredPool, score_pool
 from benchmark_platform.embed import Embedder
+from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.llm.session import OpenGateway
+from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.selection.persist import audited_item_candidates, write_selection
 from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select
 from benchmark_platform.selection.problem import SelectionResult
+from benchmark_platform.selection.response import ResponseMatrix, responses_from_results, select_with_responses
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 
@@ -40,6 +44,8 @@ class SelectionOutcome:
     shortlisted: int = 0
     audit_run_id: int | None = None
     scored: ScoredPool | None = None  # items: the audited pool's scoring
+    # items: the response-pattern term and its held-out validation (selection/response.py select_with_responses)
+    response: dict[str, str | int | float] = field(default_factory=dict)
 
 
 def _manual_review(
@@ -124,8 +130,19 @@ def select_items(
         )
     problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, params.tau_dup)
     problem = capped_to_attainable(problem, anchor_set.k_total)
-    result = select(problem, params)
-    write_selection(db, spec.name, discipline, "items", problem.k, import_id, result)
+    responses = imported_responses(spec, problem.candidate_ids)
+    if responses is not None:
+        log(f"{discipline}: {len(responses.models)} models' imported answers enter the selection; held-out validation")
+    # One BLAS thread: the same inputs give the same floating-point sums, hence the same set and figures every run.
+    with single_threaded_blas():
+        result, response = select_with_responses(
+            problem,
+            responses,
+            spec.selection.response,
+            lambda p: select(p, params),
+            zlib.crc32(f"{spec.seed}:{discipline}".encode()),
+        )
+    write_selection(db, spec.name, discipline, "items", problem.k, import_id, result, response=response)
     return SelectionOutcome(
         discipline,
         "items",
@@ -135,4 +152,16 @@ def select_items(
         shortlisted=problem.n,
         audit_run_id=audit_run,
         scored=scored,
+        response=response,
     )
+
+
+def imported_responses(spec: BenchmarkSpec, candidate_ids: tuple[str, ...]) -> ResponseMatrix | None:
+    """The answers of the spec's `evaluation.imports` on the candidates (None without any).
+
+    Decision (issue 19): as for the audit (audit/stage.py answers_for_audit), the import files are the source. Stored
+    answers of the slate exist only for items an earlier run released; letting them in would make the selection
+    depend on the previous release, and the same inputs must give the same release bytes.
+    """
+    results = read_spec_imports(spec.evaluation.imports, spec.directory)
+    return None if results is None else responses_from_results(results, candidate_ids)

@@ -3,7 +3,10 @@ helpers (analysis/fidelity.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import polars as pl
 from scipy.special import expit
 
 from benchmark_platform.analysis.fidelity import (
@@ -14,7 +17,8 @@ from benchmark_platform.analysis.fidelity import (
     post_stratified_accuracy,
     stratified_random_subsets,
 )
-from benchmark_platform.analysis.irt import estimate_ability, estimate_accuracy, fit_irt
+from benchmark_platform.analysis.irt import estimate_ability, estimate_accuracy, fit_irt, pool_accuracy_table
+from benchmark_platform.evaluation.importers import read_mmlu_pro_matrices
 
 
 def _simulate(seed: int, models: int, items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -93,3 +97,34 @@ def test_holdout_validation_reports_the_selection_against_random() -> None:
             correct[:3], labels, easiest_first, splits=2, visible_share=0.5, random_subsets=5, seed=1
         )["holdout_validation"]
     )
+
+
+def test_full_pool_accuracy_from_a_release_on_mmlu_pro(shared_data: Path) -> None:
+    """Real data: 29 models' answers on MMLU-Pro's law and history (1,482 items) fit the items; a release of 150 of
+    them gives every model's pool accuracy within a few points, and a configuration that answered only the release
+    (here a copy of one model's release answers) gets an estimate too, without an observed figure."""
+    results = read_mmlu_pro_matrices(shared_data / "mmlu_pro_outputs").filter(
+        pl.col("discipline").is_in(["law", "history"])
+    )
+    strata = dict(results.select("item_id", "discipline").unique().iter_rows())
+    rng = np.random.default_rng(19)
+    release = sorted(rng.choice(sorted(strata), 150, replace=False).tolist())
+    released = results.filter(pl.col("item_id").is_in(release))
+    newcomer = released.filter(pl.col("model") == "gemini-1.5-pro-002").with_columns(model=pl.lit("newcomer"))
+    table = pool_accuracy_table(results, pl.concat([released, newcomer]), strata)
+    assert table.height == 30 and set(table["pool_items"]) == {len(strata)} and len(strata) == 1_482
+    assert (table["ci_low"] <= table["estimated_accuracy"]).all() and (
+        table["estimated_accuracy"] <= table["ci_high"]
+    ).all()
+    imported = table.filter(pl.col("observed_pool_accuracy").is_not_null())
+    error = (imported["estimated_accuracy"] - imported["observed_pool_accuracy"]).abs()
+    assert imported.height == 29 and error.mean() < 3.0, error.to_list()
+    covered = (imported["ci_low"] <= imported["observed_pool_accuracy"]) & (
+        imported["observed_pool_accuracy"] <= imported["ci_high"]
+    )
+    assert covered.mean() >= 0.75
+    row = {r["model"]: r for r in table.iter_rows(named=True)}
+    assert row["newcomer"]["observed_pool_accuracy"] is None
+    assert row["newcomer"]["estimated_accuracy"] == row["gemini-1.5-pro-002"]["estimated_accuracy"]
+    empty = pool_accuracy_table(results.filter(pl.col("model") == "newcomer"), released, strata)
+    assert empty.is_empty() and "estimated_accuracy" in empty.columns

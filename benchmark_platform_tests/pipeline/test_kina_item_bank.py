@@ -92,11 +92,15 @@ def built(kina_with_bank, fresh_database, tmp_path_factory):
             },
             disciplines=list(SUBFIELDS.values()),
         )
-    return db, kina_with_bank, gate, lines, root / "kina" / kina_with_bank.release.version
+        records = instance.fetch_materializations(dg.AssetKey(["kina", "selected_items"]), limit=100).records
+        selection_metadata = {
+            r.partition_key: r.asset_materialization.metadata for r in records if r.asset_materialization is not None
+        }
+    return db, kina_with_bank, gate, lines, root / "kina" / kina_with_bank.release.version, selection_metadata
 
 
 def test_kina_materialises_from_the_example_bank(built):
-    db, spec, gate, lines, release_dir = built
+    db, spec, gate, lines, release_dir, _ = built
     assert gate.passed, gate.describe()
     assert len(lines) == len(SUBFIELDS) + 3  # one line per partition, unpartitioned, gate, release
     assert all(f"bank_items {PER_SUBFIELD} " in line for line in lines[: len(SUBFIELDS)])
@@ -110,7 +114,7 @@ def test_kina_materialises_from_the_example_bank(built):
 
 
 def test_release_is_exactly_the_selection_and_the_leaderboard_counts_it(built):
-    db, spec, _, _, release_dir = built
+    db, spec, _, _, release_dir, _ = built
     selected = {r["item_id"] for r in db.query("SELECT item_id FROM selected_items WHERE spec = 'kina'")}
     released = pl.read_parquet(release_dir / "data" / "items.parquet")
     k_total = db.scalar("SELECT sum(k_total) FROM selections WHERE spec = 'kina' AND target = 'items'")
@@ -130,6 +134,36 @@ def test_release_is_exactly_the_selection_and_the_leaderboard_counts_it(built):
     assert set(provenance["item_id"]) == selected and set(provenance["bank_id"]) == {"kina_example"}
     answers = pl.read_parquet(release_dir / "data" / "evaluation_answers.parquet")
     assert set(answers["item_id"]) == selected
+
+
+def test_the_selection_uses_the_imported_answers_and_records_the_held_out_estimate(built):
+    """Issue 19: the 29 models' answers enter the item selection, and its held-out validation over model splits is in
+    the selection's row, the asset's Dagster metadata, the released selections table and the datasheet."""
+    db, spec, _, _, release_dir, metadata = built
+    rows = db.query("SELECT discipline, response FROM selections WHERE spec = 'kina' AND target = 'items'")
+    assert len(rows) == len(SUBFIELDS)
+    for row in rows:
+        response = row["response"]
+        assert response["response_term"] == "applied" and response["response_models"] == 29
+        assert response["holdout_splits"] == spec.selection.response.validation_splits
+        assert response["holdout_models"] == 29 and response["holdout_visible_models"] == 14  # half of 29, rounded
+        for figure in ("holdout_tau", "random_tau", "holdout_acc_mae_points", "random_acc_mae_points"):
+            assert isinstance(response[figure], float), (figure, response)
+        assert -1 <= response["holdout_tau"] <= 1 and response["holdout_acc_mae_points"] >= 0
+        shown = metadata[row["discipline"]]
+        assert shown["response_term"].value == "applied"
+        assert shown["holdout_tau"].value == response["holdout_tau"]
+        assert shown["random_tau"].value == response["random_tau"]
+        assert "model splits" in shown["holdout_validation"].value
+    released = pl.read_parquet(release_dir / "data" / "selections.parquet").filter(pl.col("target") == "items")
+    assert released["response"].null_count() == 0
+    datasheet = (release_dir / "datasheet.md").read_text(encoding="utf-8")
+    assert "Models' imported answers entered the item selection in 3 of 3 disciplines" in datasheet
+    assert "Held-out validation per discipline" in datasheet
+    # the analysis estimates each configuration's accuracy on the whole pool (252 bank items) from the release
+    pool = pl.read_parquet(release_dir / "data" / "analyses" / "pool_accuracy.parquet")
+    assert pool.height == 29 + 1 and set(pool["pool_items"]) == {PER_SUBFIELD * len(SUBFIELDS)}
+    assert pool.filter(pl.col("observed_pool_accuracy").is_null())["model"].to_list() == ["random-baseline"]
 
 
 def test_with_review_required_only_tournament_approved_items_ship(built):

@@ -15,6 +15,7 @@ from benchmark_platform.defs.selection import build_defs as selection_defs
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Script, scripted_servers
 from benchmark_platform.selection.config import SelectionConfig
+from benchmark_platform.selection.response import NO_RESPONSE_DATA
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 
@@ -106,6 +107,9 @@ def test_items_are_selected_after_audit_with_a_certified_ratio(audited, discipli
     assert metadata["scored_candidates"].value == len(survivors)
     assert metadata["certified_ratio"].value == pytest.approx(row["certified_ratio"])
     assert metadata["fallback_signatures_used"].value  # no signature model in the wine spec
+    # the wine spec imports no answers: coverage-only selection, and both the row and the metadata say so
+    assert row["response"]["response_term"] == metadata["response_term"].value == "absent"
+    assert row["response"]["holdout_validation"] == metadata["holdout_validation"].value == NO_RESPONSE_DATA
     # the facts' selection and centrality run are untouched by the item selection
     assert (
         db.scalar(

@@ -7,18 +7,23 @@ import itertools
 import math
 
 import numpy as np
+import polars as pl
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import select
 from benchmark_platform.selection.problem import SelectionProblem
 from benchmark_platform.selection.response import (
+    NO_RESPONSE_DATA,
     ResponseMatrix,
     add_response_term,
     pattern_similarity,
+    responses_from_results,
+    select_with_responses,
     standardized_patterns,
 )
 
@@ -77,7 +82,9 @@ def test_response_term_and_combined_objective_are_monotone_and_submodular(instan
         coverage=combined.coverage[:, base_columns:],
         k=combined.k,
     )
-    assert response_only.coverable() > 0 or (np.nanstd(answers.correct, axis=0) == 0).all()
+    # a candidate whose answers vary covers at least itself; candidates every model answers alike cover nothing
+    candidate_columns = [answers.item_ids.index(c) for c in problem.candidate_ids]
+    assert (response_only.coverable() > 0) == bool(np.nanstd(answers.correct[:, candidate_columns], axis=0).any())
     members = data.draw(st.lists(st.integers(0, problem.n - 1), unique=True, max_size=problem.n - 1))
     cut = data.draw(st.integers(0, len(members)))
     small, large = np.array(members[:cut], dtype=np.int64), np.array(members, dtype=np.int64)
@@ -156,3 +163,37 @@ def test_visible_selection_feeds_the_holdout_validation() -> None:
         seed=3,
     )
     assert report["holdout_splits"] == 2 and -1 <= report["holdout_tau"] <= 1
+
+
+def test_results_become_a_correctness_matrix_in_candidate_order() -> None:
+    results = pl.DataFrame(
+        {
+            "model": ["b", "b", "a", "a", "a", "b"],
+            "item_id": ["q2", "q1", "q1", "q1", "q3", "elsewhere"],
+            "sample": [0, 0, 0, 1, 0, 0],
+            "correct": [True, False, True, False, True, True],
+        }
+    )
+    matrix = responses_from_results(results, ("q1", "q2", "q3"))
+    assert matrix is not None and matrix.models == ("a", "b") and matrix.item_ids == ("q1", "q2", "q3")
+    np.testing.assert_array_equal(matrix.correct, [[0.5, np.nan, 1.0], [0.0, 1.0, np.nan]])  # avg@k, NaN unanswered
+    assert responses_from_results(results, ("nowhere",)) is None
+
+
+def test_select_with_responses_records_the_held_out_figures_and_without_answers_is_todays_selection() -> None:
+    problem, answers = _instance(5, 40, 30, 12, 6)
+    params = CentralityParams()
+    config = ResponseTermConfig(weight=1.0, validation_splits=3, validation_random_subsets=10)
+    before = select(problem, params)
+    for empty in (None, ResponseMatrix(("elsewhere",), ("m",), np.ones((1, 1)))):
+        same, summary = select_with_responses(problem, empty, config, lambda p: select(p, params), seed=1)
+        assert same.model_dump_json() == before.model_dump_json()  # bit for bit
+        assert summary["response_term"] == "absent" and summary["holdout_validation"] == NO_RESPONSE_DATA
+    result, summary = select_with_responses(problem, answers, config, lambda p: select(p, params), seed=1)
+    again, repeated = select_with_responses(problem, answers, config, lambda p: select(p, params), seed=1)
+    assert summary == repeated and result.selected_ids == again.selected_ids  # seeded: the same figures every run
+    assert summary["response_term"] == "applied" and summary["holdout_splits"] == 3
+    assert summary["holdout_models"] == 12 and summary["holdout_visible_models"] == 6
+    assert summary["holdout_random_subsets"] == 10 and "3 random model splits" in str(summary["holdout_validation"])
+    for figure in ("holdout_tau", "random_tau", "holdout_acc_mae_points", "random_acc_mae_points"):
+        assert isinstance(summary[figure], float)

@@ -31,6 +31,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
+    response_version = hashlib.sha256(spec.selection.response.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()
     model = signature_model(spec)
 
@@ -65,12 +66,13 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         group_name="selection",
         deps=[key(spec, "audit_findings"), key(spec, "anchors")],
         automation_condition=dg.AutomationCondition.eager(),  # a new audit run (or anchors) re-selects
-        code_version=f"kina-item-selection-1:{scoring_version(spec, embedder)}",
+        code_version=f"kina-item-selection-2:{scoring_version(spec, embedder)}:{response_version}",
         required_resource_keys={"database", *(["llm"] if model else [])},
         pool=busiest_pool([model] if model else []),
         description="After audit: the audited items the policy did not drop, scored by the same support "
         "centrality as the facts (against the discipline's anchors and strata), and the K items "
-        "maximising F_d^sp under the quotas and the duplicate bound, with a certified ratio.",
+        "maximising F_d^sp (plus a response-pattern term when imported answers exist) under the quotas and the "
+        "duplicate bound, with a certified ratio and, with answers, the held-out estimate of ranking fidelity.",
     )
     def selected_items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         discipline = context.partition_key
@@ -112,6 +114,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 **counts_metadata(k=outcome.k, shortlisted=outcome.shortlisted),
                 "fallback_signatures_used": outcome.scored is not None and outcome.scored.result.fallback_used,
                 **signature,
+                **outcome.response,  # the response-pattern term and the held-out estimate (or why there is none)
             }
         )
 
