@@ -10,9 +10,11 @@ from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
+from benchmark_platform.audit.grounding import Grounding, ProofFact
 from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
+from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.store import Database, as_json, insert_rows
 from benchmark_platform.store.db import returned
 
@@ -39,6 +41,8 @@ def load_audit_items(
     most of its facts come from, else the discipline)."""
     rows = db.query(
         """SELECT i.item_id, i.question, i.options, i.answer_index, i.format, i.difficulty, g.strategy, g.generator,
+                  g.parameters,
+                  EXISTS (SELECT 1 FROM item_bank_rows b WHERE b.item_id = i.item_id) AS imported,
                   coalesce(array_agg(f.text ORDER BY f.fact_id) FILTER (WHERE f.fact_id IS NOT NULL), '{}') AS facts,
                   coalesce(mode() WITHIN GROUP (ORDER BY d.source_id), i.discipline) AS stratum
            FROM items i LEFT JOIN generation_metadata g USING (item_id)
@@ -47,6 +51,7 @@ def load_audit_items(
            WHERE i.spec = %s AND i.discipline = %s GROUP BY i.item_id, g.item_id ORDER BY i.item_id""",
         (spec_name, discipline),
     )
+    proofs = _option_facts(db, spec_name, discipline)
     return [
         AuditItem(
             r["item_id"],
@@ -59,9 +64,42 @@ def load_audit_items(
             r["strategy"],
             r["generator"],
             r["stratum"],
+            _grounding(r, len(r["options"]), proofs.get(r["item_id"], {})),
         )
         for r in rows
     ]
+
+
+def _option_facts(db: Database, spec_name: str, discipline: str) -> dict[str, dict[int, list[ProofFact]]]:
+    """Per item and option position, the proving facts generation recorded (item_option_facts), with their
+    structured attributes."""
+    rows = db.query(
+        """SELECT o.item_id, o.position, f.fact_id, f.text, f.attributes->>'subject' AS subject,
+                  f.attributes->>'field' AS field, f.attributes->>'value' AS value,
+                  f.attributes->>'entity_type' AS entity_type
+           FROM item_option_facts o JOIN items i USING (item_id) JOIN facts f ON f.fact_id = o.fact_id
+           WHERE i.spec = %s AND i.discipline = %s ORDER BY o.item_id, o.position, f.fact_id""",
+        (spec_name, discipline),
+    )
+    out: dict[str, dict[int, list[ProofFact]]] = {}
+    for r in rows:
+        fact = ProofFact(r["fact_id"], r["text"], r["subject"], r["field"], r["value"], r["entity_type"])
+        out.setdefault(r["item_id"], {}).setdefault(r["position"], []).append(fact)
+    return out
+
+
+def _grounding(row: Mapping[str, Any], n_options: int, proofs: Mapping[int, list[ProofFact]]) -> Grounding:
+    """Imported bank items have no facts; items a model wrote go to the judges; the rest must be proven."""
+    if row["imported"]:
+        return Grounding("imported")
+    if row["generator"] is not None and row["generator"] != DETERMINISTIC:
+        return Grounding("llm")
+    parameters = row["parameters"] or {}
+    claim = {
+        **parameters.get("grounding", {}),
+        **{k: parameters[k] for k in ("statements", "option_sets") if k in parameters},
+    }
+    return Grounding("facts", claim, tuple(tuple(proofs.get(p, [])) for p in range(n_options)))
 
 
 def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:
