@@ -22,10 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.generation.distractors import type_label
 from benchmark_platform.generation.model import norm, value_type
 from benchmark_platform.generation.templates import MULTI_VALUE, numeric
@@ -56,6 +57,26 @@ class Grounding:
     def digest(self) -> str:
         payload = [self.kind, self.claim, [[vars(f) for f in o] for o in self.option_facts]]
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def from_generation(
+    parameters: Mapping[str, Any] | None,
+    option_facts: Sequence[Sequence[ProofFact]],
+    generator: str | None,
+    imported: bool,
+) -> Grounding:
+    """G1's input for a stored item: imported bank items have no facts; items a model wrote go to the judges; the
+    rest carry generation's claim (parameters.grounding, and a pseudo-MCQ's statements and option sets)."""
+    if imported:
+        return Grounding("imported")
+    if generator is not None and generator != DETERMINISTIC:
+        return Grounding("llm")
+    parameters = parameters or {}
+    claim = {
+        **parameters.get("grounding", {}),
+        **{k: parameters[k] for k in ("statements", "option_sets") if k in parameters},
+    }
+    return Grounding("facts", claim, tuple(tuple(o) for o in option_facts))
 
 
 Verdict = tuple[Literal["pass", "warn", "fail"], dict[str, Any]]

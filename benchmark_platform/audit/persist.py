@@ -10,11 +10,10 @@ from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
-from benchmark_platform.audit.grounding import Grounding, ProofFact
+from benchmark_platform.audit.grounding import ProofFact, from_generation
 from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
-from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.store import Database, as_json, insert_rows
 from benchmark_platform.store.db import returned
 
@@ -64,7 +63,12 @@ def load_audit_items(
             r["strategy"],
             r["generator"],
             r["stratum"],
-            _grounding(r, len(r["options"]), proofs.get(r["item_id"], {})),
+            from_generation(
+                r["parameters"],
+                [proofs.get(r["item_id"], {}).get(p, []) for p in range(len(r["options"]))],
+                r["generator"],
+                r["imported"],
+            ),
         )
         for r in rows
     ]
@@ -86,20 +90,6 @@ def _option_facts(db: Database, spec_name: str, discipline: str) -> dict[str, di
         fact = ProofFact(r["fact_id"], r["text"], r["subject"], r["field"], r["value"], r["entity_type"])
         out.setdefault(r["item_id"], {}).setdefault(r["position"], []).append(fact)
     return out
-
-
-def _grounding(row: Mapping[str, Any], n_options: int, proofs: Mapping[int, list[ProofFact]]) -> Grounding:
-    """Imported bank items have no facts; items a model wrote go to the judges; the rest must be proven."""
-    if row["imported"]:
-        return Grounding("imported")
-    if row["generator"] is not None and row["generator"] != DETERMINISTIC:
-        return Grounding("llm")
-    parameters = row["parameters"] or {}
-    claim = {
-        **parameters.get("grounding", {}),
-        **{k: parameters[k] for k in ("statements", "option_sets") if k in parameters},
-    }
-    return Grounding("facts", claim, tuple(tuple(proofs.get(p, [])) for p in range(n_options)))
 
 
 def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:

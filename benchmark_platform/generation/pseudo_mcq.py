@@ -159,9 +159,9 @@ def pseudo_item(
     cognitive: str,
 ) -> Item | None:
     """A pseudo-MCQ over `facts` (structured, one per statement; the first is the seed fact)."""
-    if len(facts) < config.statements:
-        return None
     facts = facts[: config.statements]
+    if len(facts) < config.statements or any(index.ambiguous_place(f) for f in facts):
+        return None
     key = "|".join(f.fact_id for f in facts)
     rng = seeded(seed, "pseudo-truth", key)
     false_rows = set(rng.sample(range(len(facts)), config.statements - config.true_statements))

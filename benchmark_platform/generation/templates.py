@@ -47,6 +47,8 @@ class _FieldIndex:
 
 
 MULTI_VALUE = "|"
+PLACE_TYPES = ("county", "city")  # value types whose names recur across states ('Lake' county: California, Ohio)
+REGION_FIELD = "state"  # the field that places an entity of the same type in its state
 
 
 class FieldIndex:
@@ -58,13 +60,16 @@ class FieldIndex:
             if fact.field is not None and fact.subject is not None and fact.value is not None:  # structured
                 raw[(fact.field, fact.entity_type or "")].append(fact)
         self.fields: dict[tuple[str, str], _FieldIndex] = {}
+        self.ambiguous = _ambiguous_places(raw)
         for key, facts in raw.items():
             index = _FieldIndex()
             values: dict[str, str] = {}
             subjects: dict[str, str] = {}
             for f in sorted(facts, key=lambda f: f.fact_id):
                 assert f.subject is not None and f.value is not None  # structured facts only, see above
-                if MULTI_VALUE not in f.value:  # a raw multi-value field is no single value to offer
+                if (
+                    MULTI_VALUE not in f.value and (key, norm(f.value)) not in self.ambiguous
+                ):  # no single place to offer
                     values.setdefault(norm(f.value), f.value)
                     index.witness.setdefault(norm(f.value), f)
                 subjects.setdefault(norm(f.subject), f.subject)
@@ -77,8 +82,31 @@ class FieldIndex:
                     index.subjects_with[v].append(subjects[k])
             self.fields[key] = index
 
+    def ambiguous_place(self, fact: Fact) -> bool:
+        """The fact's value is a place name that the discipline's facts put in several states: a question about it,
+        or an option naming it, would not say which place is meant."""
+        return ((fact.field or "", fact.entity_type or ""), norm(fact.value or "")) in self.ambiguous
+
     def get(self, fact: Fact) -> _FieldIndex | None:
         return self.fields.get((fact.field or "", fact.entity_type or ""))
+
+
+def _ambiguous_places(raw: dict[tuple[str, str], list[Fact]]) -> set[tuple[tuple[str, str], str]]:
+    """((field, entity type), norm(value)) of the place-typed values held by two entities in disjoint states."""
+    out: set[tuple[tuple[str, str], str]] = set()
+    for (field_name, entity_type), facts in raw.items():
+        if value_type(field_name) not in PLACE_TYPES:
+            continue
+        states: dict[str, set[str]] = defaultdict(set)
+        for f in raw.get((REGION_FIELD, entity_type), []):
+            states[norm(f.subject or "")].add(norm(f.value or ""))
+        places: dict[str, list[set[str]]] = defaultdict(list)
+        for f in facts:
+            places[norm(f.value or "")].append(states.get(norm(f.subject or ""), set()))
+        for value, held in places.items():
+            if any(a and b and not a & b for i, a in enumerate(held) for b in held[i + 1 :]):
+                out.add(((field_name, entity_type), value))
+    return out
 
 
 def _sample(rng: random.Random, population: list[str], k: int, reject: Callable[[str], bool]) -> list[str] | None:
