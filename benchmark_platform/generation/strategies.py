@@ -130,8 +130,8 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
                 for n, s in found
                 if norm(n) not in norm(fact.text) and not any(v in norm(n) or norm(n) in v for v in true_here)
             ][:k]
-            proven = _cloze_proofs(fact, written, [n for n, _ in distractors], index)
-            if len(distractors) == k and proven is not None:
+            proven = _cloze_proofs(fact, written, [n for n, _ in distractors], index) if len(distractors) == k else None
+            if proven is not None:
                 slot, proofs = proven
                 blank = Entity(entity.entity_id, entity.entity_type, written)
                 out[i] = Mined(fact, blank, tuple(distractors), tuple(proofs), slot)
