@@ -27,7 +27,8 @@ N_ITEMS = 10_000
 
 
 def items(n: int) -> tuple[list[AuditItem], int]:
-    """n audit items with their grounding, and how many candidate (fact, template) pairs built no item (no proof)."""
+    """n audit items with their grounding, and how many (fact, template) pairs built no item (too few distractors,
+    or an option without a proof)."""
     facts = permittee_facts()
     by_id = {f.fact_id: f for f in facts}
     index = FieldIndex(facts)
@@ -86,7 +87,7 @@ def main() -> None:
                 "bench": "grounding",
                 "items": len(built),
                 "verdicts": dict(sorted(verdicts.items())),
-                "candidates_without_proof": unbuilt,
+                "candidates_not_built": unbuilt,
                 "g1_seconds": round(seconds, 3),
                 "g1_cpu_seconds": round(cpu, 3),
                 "g1_items_per_s": round(len(built) / seconds),
