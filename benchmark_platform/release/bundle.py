@@ -92,6 +92,16 @@ def _split(
     return frame, None
 
 
+def _fact_links(by_name: dict[str, ReleaseTable]) -> pl.DataFrame:
+    """(item_id, fact_id) of every fact an item uses: the facts it was generated from and its options' proofs."""
+    links = by_name["item_facts"].frame.select("item_id", "fact_id")
+    options = by_name["options"].frame if "options" in by_name else None
+    if options is None or "proving_fact_ids" not in options.columns or not options.height:
+        return links
+    proofs = options.select("item_id", fact_id="proving_fact_ids").explode("fact_id").drop_nulls("fact_id")
+    return pl.concat([links, proofs.cast(links.schema)])
+
+
 def assemble(
     spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes], test_key: str | None
 ) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
@@ -106,7 +116,7 @@ def assemble(
     by_name = {t.name: t for t in tables}
     item_ids = by_name["items"].frame["item_id"].to_list() if by_name["items"].frame.height else []
     test_ids = [i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST] if release.test_share else []
-    links = by_name["item_facts"].frame
+    links = _fact_links(by_name)
     in_test = pl.col("item_id").is_in(test_ids)
     dev_facts = links.filter(~in_test)["fact_id"].to_list() if links.height else []
     test_facts = links.filter(in_test)["fact_id"].to_list() if links.height else []
