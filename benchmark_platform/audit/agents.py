@@ -19,6 +19,9 @@ from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchmark_platform.audit.config import AuditConfig
+from benchmark_platform.audit.grounding import AGENT as GROUNDING_AGENT
+from benchmark_platform.audit.grounding import VERSION as GROUNDING_VERSION
+from benchmark_platform.audit.grounding import Grounding, verify
 
 if TYPE_CHECKING:
     from matplotlib.mathtext import MathTextParser
@@ -40,11 +43,15 @@ class AuditItem:
     strategy: str | None = None
     generator: str | None = None
     group: str = ""  # D3's stratum (country / sub-domain); the discipline by default
+    grounding: Grounding | None = None  # G1's input: the stem's claim and each option's proving facts (stored items)
 
     @cached_property
     def input_hash(self) -> str:
         """What an item-level agent sees; a finding made on the same hash is still valid."""
-        payload = [self.question, list(self.options), self.answer_index, sorted(self.fact_texts), self.difficulty]
+        payload: list[Any] = [self.question, list(self.options), self.answer_index, sorted(self.fact_texts)]
+        payload.append(self.difficulty)
+        if self.grounding is not None:  # items without one (gold sheets) keep their hash
+            payload.append(self.grounding.digest)
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:32]
 
     @property
@@ -243,6 +250,14 @@ def _salience(item: AuditItem, config: AuditConfig) -> Check:
     return ("fail" if reasons else "pass"), {"reasons": reasons}
 
 
+def _grounding(item: AuditItem, _: AuditConfig) -> Check | None:
+    """G1 (issue 24): every option's truth value follows from the stored facts linked to it (audit/grounding.py);
+    it does not apply to items that are not stored (gold sheets)."""
+    if item.grounding is None:
+        return None
+    return verify(item.question, item.options, item.answer_index, item.grounding)
+
+
 STRUCTURE = Agent("structure", "1", _structure)
 A1_LEXICAL_HYGIENE = Agent("A1_lexical_hygiene", "1", _lexical_hygiene)
 A3_FACT_ECHO = Agent("A3_fact_echo", "1", _fact_echo)
@@ -250,6 +265,7 @@ B3_UBIQUITY_RISK = Agent("B3_ubiquity_risk", "1", _ubiquity_risk)
 C2_CATEGORY_LEAK = Agent("C2_category_leak", "1", _category_leak)
 K2_FORMATTING = Agent("K2_formatting", "1", _formatting)
 S1_SALIENCE = Agent("S1_salience", "1", _salience)
+G1_GROUNDING = Agent(GROUNDING_AGENT, GROUNDING_VERSION, _grounding)
 
 # Item-level deterministic agents that give every item a verdict (K2 only on KINA-style specs).
 DETERMINISTIC_AGENTS: tuple[Agent, ...] = (
@@ -259,6 +275,7 @@ DETERMINISTIC_AGENTS: tuple[Agent, ...] = (
     B3_UBIQUITY_RISK,
     C2_CATEGORY_LEAK,
     S1_SALIENCE,
+    G1_GROUNDING,
 )
 ITEM_AGENTS: tuple[Agent, ...] = (*DETERMINISTIC_AGENTS, K2_FORMATTING)
 

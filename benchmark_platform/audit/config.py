@@ -204,6 +204,7 @@ class AuditConfig(BaseModel):
             "B3_ubiquity_risk",
             "C2_category_leak",
             "S1_salience",
+            "G1_grounding",
             "D2_dedup_calibration",
             "K1_uniqueness",
             "K2_formatting",

@@ -10,6 +10,7 @@ from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
+from benchmark_platform.audit.grounding import ProofFact, from_generation
 from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
@@ -39,6 +40,8 @@ def load_audit_items(
     most of its facts come from, else the discipline)."""
     rows = db.query(
         """SELECT i.item_id, i.question, i.options, i.answer_index, i.format, i.difficulty, g.strategy, g.generator,
+                  g.parameters,
+                  EXISTS (SELECT 1 FROM item_bank_rows b WHERE b.item_id = i.item_id) AS imported,
                   coalesce(array_agg(f.text ORDER BY f.fact_id) FILTER (WHERE f.fact_id IS NOT NULL), '{}') AS facts,
                   coalesce(mode() WITHIN GROUP (ORDER BY d.source_id), i.discipline) AS stratum
            FROM items i LEFT JOIN generation_metadata g USING (item_id)
@@ -47,6 +50,7 @@ def load_audit_items(
            WHERE i.spec = %s AND i.discipline = %s GROUP BY i.item_id, g.item_id ORDER BY i.item_id""",
         (spec_name, discipline),
     )
+    proofs = _option_facts(db, spec_name, discipline)
     return [
         AuditItem(
             r["item_id"],
@@ -59,9 +63,33 @@ def load_audit_items(
             r["strategy"],
             r["generator"],
             r["stratum"],
+            from_generation(
+                r["parameters"],
+                [proofs.get(r["item_id"], {}).get(p, []) for p in range(len(r["options"]))],
+                r["generator"],
+                r["imported"],
+            ),
         )
         for r in rows
     ]
+
+
+def _option_facts(db: Database, spec_name: str, discipline: str) -> dict[str, dict[int, list[ProofFact]]]:
+    """Per item and option position, the proving facts generation recorded (item_option_facts), with their
+    structured attributes."""
+    rows = db.query(
+        """SELECT o.item_id, o.position, f.fact_id, f.text, f.attributes->>'subject' AS subject,
+                  f.attributes->>'field' AS field, f.attributes->>'value' AS value,
+                  f.attributes->>'entity_type' AS entity_type
+           FROM item_option_facts o JOIN items i USING (item_id) JOIN facts f ON f.fact_id = o.fact_id
+           WHERE i.spec = %s AND i.discipline = %s ORDER BY o.item_id, o.position, f.fact_id""",
+        (spec_name, discipline),
+    )
+    out: dict[str, dict[int, list[ProofFact]]] = {}
+    for r in rows:
+        fact = ProofFact(r["fact_id"], r["text"], r["subject"], r["field"], r["value"], r["entity_type"])
+        out.setdefault(r["item_id"], {}).setdefault(r["position"], []).append(fact)
+    return out
 
 
 def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:

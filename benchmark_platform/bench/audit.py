@@ -28,6 +28,7 @@ import uvloop
 
 from benchmark_platform.audit.agents import AuditItem
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
+from benchmark_platform.audit.grounding import Grounding
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER
 from benchmark_platform.audit.pool import AuditContext, PoolAgent
 from benchmark_platform.audit.runner import AGENTS, AuditOutcome, run_audit
@@ -62,6 +63,7 @@ def mmlu_pro_items(n: int) -> list[AuditItem]:
             "fact_to_question" if r["src"].startswith("ori_mmlu") else "template",
             None,
             r["category"],
+            Grounding("imported"),  # as the audit loads bank items: G1 records 'not applicable'
         )
         for r in records[:n]
     ]

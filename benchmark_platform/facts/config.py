@@ -24,6 +24,9 @@ class FactTemplate(BaseModel):
     # the subject as questions name it, str.format over the record's fields ('{type_cepage} ({year})'); default: the
     # subject field's value. The entity stays the subject field's.
     subject_template: str | None = None
+    # the subject as questions name it when the source writes it otherwise (the customs file cuts département names
+    # at 15 characters: '13 BOUCHES-DU-R' -> 'Bouches-du-Rhône'); used in the fact's text and as its subject
+    subject_names: dict[str, str] = Field(default_factory=dict)
 
 
 class GazetteerFile(BaseModel):

@@ -195,6 +195,9 @@ def _fact(
 ) -> Candidate:
     fields = {k: render(v, config.list_separator) for k, v in record.items() if v not in (None, "")}
     fields[template.field] = value  # one value of a multi-valued field: the fact states that value alone
+    named = template.subject_names.get(subject)
+    if named is not None:
+        subject = fields[template.subject_field] = named
     try:
         text = template.template.format_map(fields)
     except KeyError as missing:

@@ -24,6 +24,8 @@ TYPE_LABELS = {
     "appellation": "appellation",
     "producer": "wine producer",
     "region": "wine region",
+    "departement": "département",
+    "department": "département",
     "country": "country",
     "organization": "organisation",
     "person": "person",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,33 @@ class Item:
     parameters: dict[str, Any] = field(default_factory=dict)
     option_explanations: tuple[OptionExplanation, ...] = ()
     gate_result: str = "not_run"
+    # per option, the fact ids that prove its truth value for this stem (the audit's G1 checks them; empty: none)
+    option_facts: tuple[tuple[str, ...], ...] = ()
+
+
+# The type of a value slot by the field it comes from (places, varieties); any other field's values are quantities or
+# labels of that attribute ('value:<field>'). A subject slot's type is its entity type.
+VALUE_TYPES = {
+    "state": "state",
+    "county": "county",
+    "Prem_County": "county",
+    "City": "city",
+    "within": "ava",
+    "department": "department",
+    "departement": "department",
+    "variety": "grape_variety",
+    "principal_variety": "grape_variety",
+    "accessory_variety": "grape_variety",
+    "cépages": "grape_variety",
+}
+
+
+def value_type(field_name: str) -> str:
+    return VALUE_TYPES.get(field_name, f"value:{field_name}")
+
+
+def ids(facts: list[Fact] | tuple[Fact, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(f.fact_id for f in facts))
 
 
 def norm(text: str) -> str:
@@ -78,7 +107,7 @@ def content_id(*parts: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 
-def place_answer(answer: str, distractors: list[str], position: int) -> tuple[tuple[str, ...], int]:
+def place_answer(answer: T, distractors: list[T], position: int) -> tuple[tuple[T, ...], int]:
     """Options with the answer at `position` (the orchestrator balances positions) and distractors in given order."""
     position = min(position, len(distractors))
     options = [*distractors[:position], answer, *distractors[position:]]

@@ -116,7 +116,7 @@ def store_items(
                         answer_index = EXCLUDED.answer_index, explanation = EXCLUDED.explanation,
                         difficulty = EXCLUDED.difficulty""",
         )
-        for table in ("item_facts", "generation_metadata", "item_option_explanations"):
+        for table in ("item_facts", "generation_metadata", "item_option_explanations", "item_option_facts"):
             cur.execute(f"DELETE FROM {table} WHERE item_id = ANY(%s)", (ids,))
         insert_rows(
             conn,
@@ -142,6 +142,12 @@ def store_items(
                 for i in items
                 for p, e in enumerate(i.option_explanations)
             ],
+        )
+        insert_rows(
+            conn,
+            "item_option_facts",
+            ("item_id", "position", "fact_id"),
+            [(i.item_id, p, f) for i in items for p, proof in enumerate(i.option_facts) for f in proof],
         )
         cur.execute("DELETE FROM generation_reserve WHERE spec = %s AND discipline = %s", (spec_name, discipline))
         insert_rows(

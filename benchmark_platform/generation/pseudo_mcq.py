@@ -17,7 +17,7 @@ from itertools import combinations
 from typing import Any
 
 from benchmark_platform.generation.config import DETERMINISTIC, PseudoMcqConfig
-from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, norm, seeded
+from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, ids, norm, seeded
 from benchmark_platform.generation.templates import FieldIndex
 
 PROMPT_VERSION = "pseudo-mcq-1"
@@ -29,6 +29,7 @@ class Statement:
     true: bool
     sources: tuple[str, ...]  # fact ids
     correction: str = ""  # for a false statement: what the source says
+    claim: tuple[str, str, str] | None = None  # a false statement's (subject, field, asserted value), for G1
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,15 @@ def falsify(fact: Fact, index: FieldIndex, rng: random.Random) -> Statement | No
     )
     if wrong is None:
         return None
-    return Statement(fact.text.replace(value, wrong), False, (fact.fact_id,), f"the source gives {value}, not {wrong}")
+    # the subject's facts of the field contradict it: same entity, same attribute, other values
+    contradicting = ids(field_index.facts_of.get(norm(fact.subject or ""), [fact]))
+    return Statement(
+        fact.text.replace(value, wrong),
+        False,
+        contradicting,
+        f"the source gives {value}, not {wrong}",
+        (fact.subject or "", fact.field or "", wrong),
+    )
 
 
 def pseudo_item(
@@ -150,9 +159,9 @@ def pseudo_item(
     cognitive: str,
 ) -> Item | None:
     """A pseudo-MCQ over `facts` (structured, one per statement; the first is the seed fact)."""
-    if len(facts) < config.statements:
-        return None
     facts = facts[: config.statements]
+    if len(facts) < config.statements or any(index.ambiguous_place(f) for f in facts):
+        return None
     key = "|".join(f.fact_id for f in facts)
     rng = seeded(seed, "pseudo-truth", key)
     false_rows = set(rng.sample(range(len(facts)), config.statements - config.true_statements))
@@ -193,10 +202,25 @@ def to_item(
         prompt_version=prompt_version,
         facts={f.fact_id: "answer" for f in facts},
         parameters={
-            "statements": [{"text": s.text, "true": s.true, "sources": list(s.sources)} for s in p.statements],
+            "statements": [
+                {
+                    "text": s.text,
+                    "true": s.true,
+                    "sources": list(s.sources),
+                    **({"claim": list(s.claim)} if s.claim else {}),
+                }
+                for s in p.statements
+            ],
             "option_sets": [sorted(o) for o in p.options],
+            "grounding": {
+                "ask": "statements",
+                "slot_type": "statement_set",
+                "option_types": ["statement_set"] * len(p.options),
+            },
         },
         option_explanations=p.explanations,
+        # an option is right or wrong by the truth of every statement: the facts of all of them prove each option
+        option_facts=(tuple(dict.fromkeys(f for s in p.statements for f in s.sources)),) * len(p.options),
     )
 
 

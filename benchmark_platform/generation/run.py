@@ -71,9 +71,10 @@ class _Context:
 
     def __init__(self, selected: list[Fact], pool: list[Fact], config: GenerationConfig, embedder: Embedder) -> None:
         seen = {f.fact_id for f in selected}
-        self.selected = selected
         self.everything = selected + [f for f in pool if f.fact_id not in seen]
         self.index = FieldIndex(self.everything)
+        # a place name that several states share ('Lake' county) is asked about nowhere (issue 24)
+        self.selected = [f for f in selected if not self.index.ambiguous_place(f)]
         self.catalogue = EntityCatalogue(self.everything, embedder)
         self.templates = config.templates
         self.options, self.pseudo = config.options_per_item, config.pseudo_mcq

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.generation.distractors import EntityCatalogue, Query, first_then_all, top, type_label
-from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer
-from benchmark_platform.generation.templates import FieldIndex
+from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer, value_type
+from benchmark_platform.generation.templates import FieldIndex, grounding, option_proofs
 from benchmark_platform.llm.gateway import ChatRequest
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -77,6 +77,8 @@ class Mined:
     fact: Fact
     entity: Entity
     distractors: tuple[tuple[str, float], ...]
+    option_facts: tuple[tuple[str, ...], ...] = ()  # the answer's proof, then each distractor's
+    slot_type: str = ""  # the blank's type: the field's value type, or the subject's entity type
 
 
 def _askable(fact: Fact, index: FieldIndex) -> list[Entity]:
@@ -128,9 +130,33 @@ def mine_all(facts: list[Fact], catalogue: EntityCatalogue, index: FieldIndex, k
                 for n, s in found
                 if norm(n) not in norm(fact.text) and not any(v in norm(n) or norm(n) in v for v in true_here)
             ][:k]
-            if len(distractors) == k:
-                out[i] = Mined(fact, Entity(entity.entity_id, entity.entity_type, written), tuple(distractors))
+            proven = _cloze_proofs(fact, written, [n for n, _ in distractors], index) if len(distractors) == k else None
+            if proven is not None:
+                slot, proofs = proven
+                blank = Entity(entity.entity_id, entity.entity_type, written)
+                out[i] = Mined(fact, blank, tuple(distractors), tuple(proofs), slot)
     return out
+
+
+def _cloze_proofs(
+    fact: Fact, blank: str, distractors: list[str], index: FieldIndex
+) -> tuple[str, list[tuple[str, ...]]] | None:
+    """(slot type, per-option proofs) when the blank is a structured fact's value or subject and every distractor
+    has a fact that rules it out (the template proofs of ask 'value' / 'subject'); None otherwise: a blanked entity
+    that the fact merely mentions has no stored fact about the other candidates."""
+    field_index = index.get(fact) if fact.structured else None
+    if field_index is None:
+        return None
+    if norm(blank) == norm(fact.value or ""):
+        ask, slot = "value", value_type(fact.field or "")
+    elif norm(blank) == norm(fact.subject or ""):
+        ask, slot = "subject", fact.entity_type or ""
+    else:
+        return None
+    if ask == "subject" and not all(field_index.facts_of.get(norm(d)) for d in distractors):
+        return None
+    proofs = option_proofs(ask, field_index, fact, blank, distractors)
+    return None if proofs is None else (slot, proofs)
 
 
 def _values_of_subject(fact: Fact, entity: Entity, index: FieldIndex) -> set[str]:
@@ -157,10 +183,11 @@ def _like(name: str, answer: str) -> str:
 
 def cloze_item(spec_name: str, mined: Mined, position: int, cognitive: str) -> Item:
     """Deterministic distractor mining: which entity completes the fact's sentence."""
-    label = type_label(mined.entity.entity_type)
+    label = type_label(mined.slot_type)
     blanked = mined.fact.text.replace(mined.entity.surface, "_____")
     names = [n for n, _ in mined.distractors]
     options, answer_index = place_answer(mined.entity.surface, names, position)
+    option_facts, _ = place_answer(mined.option_facts[0], list(mined.option_facts[1:]), position)
     return Item(
         item_id=content_id(spec_name, "distractor_mining", DETERMINISTIC, mined.fact.fact_id),
         format="mcq4",
@@ -177,8 +204,18 @@ def cloze_item(spec_name: str, mined: Mined, position: int, cognitive: str) -> I
         generator=DETERMINISTIC,
         prompt_version=CLOZE_VERSION,
         facts={mined.fact.fact_id: "answer"},
-        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]},
+        parameters=_mined_parameters(mined, len(options)),
+        option_facts=option_facts,
     )
+
+
+def _mined_parameters(mined: Mined, n_options: int) -> dict[str, Any]:
+    ask = "value" if norm(mined.entity.surface) == norm(mined.fact.value or "") else "subject"
+    return {
+        "entity_id": mined.entity.entity_id,
+        "plausibility": [round(s, 4) for _, s in mined.distractors],
+        "grounding": grounding(ask, mined.fact, n_options),
+    }
 
 
 def clusters(
@@ -270,6 +307,7 @@ def mined_item(
         return None
     names = [n for n, _ in mined.distractors]
     options, answer_index = place_answer(mined.entity.surface, names, position)
+    option_facts, _ = place_answer(mined.option_facts[0], list(mined.option_facts[1:]), position)
     return Item(
         item_id=content_id(spec_name, "distractor_mining", generator, mined.fact.fact_id),
         format="mcq4",
@@ -283,7 +321,8 @@ def mined_item(
         generator=generator,
         prompt_version=prompt_version("distractor_mining"),
         facts={mined.fact.fact_id: "answer"},
-        parameters={"entity_id": mined.entity.entity_id, "plausibility": [round(s, 4) for _, s in mined.distractors]},
+        parameters=_mined_parameters(mined, len(options)),
+        option_facts=option_facts,
     )
 
 

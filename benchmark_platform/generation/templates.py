@@ -15,7 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
-from benchmark_platform.generation.model import Fact, Item, content_id, norm, place_answer, seeded
+from benchmark_platform.generation.model import (
+    Fact,
+    Item,
+    content_id,
+    ids,
+    norm,
+    place_answer,
+    seeded,
+    value_type,
+)
 
 
 def templates_version(templates: list[QuestionTemplate]) -> str:
@@ -29,6 +38,17 @@ class _FieldIndex:
     subjects: list[str] = field(default_factory=list)  # distinct subjects, sorted by norm
     values_of: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # norm(subject) -> norm(values)
     subjects_with: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # norm(value) -> subjects
+    facts_of: dict[str, list[Fact]] = field(default_factory=lambda: defaultdict(list))  # norm(subject) -> its facts
+    witness: dict[str, Fact] = field(default_factory=dict)  # norm(value) -> the first fact that has it
+
+    def having(self, subject: str, value: str) -> Fact | None:
+        """The subject's fact with this value: the proof that the subject has it."""
+        return next((f for f in self.facts_of.get(norm(subject), []) if norm(f.value or "") == norm(value)), None)
+
+
+MULTI_VALUE = "|"
+PLACE_TYPES = ("county", "city")  # value types whose names recur across states ('Lake' county: California, Ohio)
+REGION_FIELD = "state"  # the field that places an entity of the same type in its state
 
 
 class FieldIndex:
@@ -40,15 +60,21 @@ class FieldIndex:
             if fact.field is not None and fact.subject is not None and fact.value is not None:  # structured
                 raw[(fact.field, fact.entity_type or "")].append(fact)
         self.fields: dict[tuple[str, str], _FieldIndex] = {}
+        self.ambiguous = _ambiguous_places(raw)
         for key, facts in raw.items():
             index = _FieldIndex()
             values: dict[str, str] = {}
             subjects: dict[str, str] = {}
             for f in sorted(facts, key=lambda f: f.fact_id):
                 assert f.subject is not None and f.value is not None  # structured facts only, see above
-                values.setdefault(norm(f.value), f.value)
+                if (
+                    MULTI_VALUE not in f.value and (key, norm(f.value)) not in self.ambiguous
+                ):  # no single place to offer
+                    values.setdefault(norm(f.value), f.value)
+                    index.witness.setdefault(norm(f.value), f)
                 subjects.setdefault(norm(f.subject), f.subject)
                 index.values_of[norm(f.subject)].add(norm(f.value))
+                index.facts_of[norm(f.subject)].append(f)
             index.values = [values[k] for k in sorted(values)]
             index.subjects = [subjects[k] for k in sorted(subjects)]
             for k in sorted(subjects):
@@ -56,8 +82,31 @@ class FieldIndex:
                     index.subjects_with[v].append(subjects[k])
             self.fields[key] = index
 
+    def ambiguous_place(self, fact: Fact) -> bool:
+        """The fact's value is a place name that the discipline's facts put in several states: a question about it,
+        or an option naming it, would not say which place is meant."""
+        return ((fact.field or "", fact.entity_type or ""), norm(fact.value or "")) in self.ambiguous
+
     def get(self, fact: Fact) -> _FieldIndex | None:
         return self.fields.get((fact.field or "", fact.entity_type or ""))
+
+
+def _ambiguous_places(raw: dict[tuple[str, str], list[Fact]]) -> set[tuple[tuple[str, str], str]]:
+    """((field, entity type), norm(value)) of the place-typed values held by two entities in disjoint states."""
+    out: set[tuple[tuple[str, str], str]] = set()
+    for (field_name, entity_type), facts in raw.items():
+        if value_type(field_name) not in PLACE_TYPES:
+            continue
+        states: dict[str, set[str]] = defaultdict(set)
+        for f in raw.get((REGION_FIELD, entity_type), []):
+            states[norm(f.subject or "")].add(norm(f.value or ""))
+        places: dict[str, list[set[str]]] = defaultdict(list)
+        for f in facts:
+            places[norm(f.value or "")].append(states.get(norm(f.subject or ""), set()))
+        for value, held in places.items():
+            if any(a and b and not a & b for i, a in enumerate(held) for b in held[i + 1 :]):
+                out.add(((field_name, entity_type), value))
+    return out
 
 
 def _sample(rng: random.Random, population: list[str], k: int, reject: Callable[[str], bool]) -> list[str] | None:
@@ -151,7 +200,11 @@ def template_item(
         answer, distractors = others[0], [subject, *rng.sample(sharing, k - 1)]
     if distractors is None:
         return None
+    proofs = option_proofs(template.ask, field_index, fact, answer, distractors)
+    if proofs is None:
+        return None
     options, answer_index = place_answer(answer, distractors, position)
+    option_facts, _ = place_answer(proofs[0], list(proofs[1:]), position)
     fields = {"subject": subject, "value": value, "answer": answer}
     explanation = template.explanation.format(**fields)
     if template.ask in ("highest", "lowest"):
@@ -169,5 +222,47 @@ def template_item(
         generator=DETERMINISTIC,
         prompt_version=version,
         facts={fact.fact_id: "answer"},
-        parameters={"template": template.id, "ask": template.ask},
+        parameters={
+            "template": template.id,
+            "ask": template.ask,
+            "grounding": grounding(template.ask, fact, len(options)),
+        },
+        option_facts=option_facts,
     )
+
+
+def grounding(ask: str, fact: Fact, n_options: int) -> dict[str, object]:
+    """The claim G1 checks (audit/grounding.py): what the stem asks about which field, and the type of the blank
+    and of every option (a value slot has its field's value type, any other slot the subject's entity type)."""
+    slot = value_type(fact.field or "") if ask == "value" else fact.entity_type or ""
+    return {
+        "ask": ask,
+        "field": fact.field,
+        "entity_type": fact.entity_type,
+        "subject": fact.subject,
+        "value": fact.value,
+        "slot_type": slot,
+        "option_types": [slot] * n_options,
+    }
+
+
+def option_proofs(
+    ask: str, field_index: _FieldIndex, fact: Fact, answer: str, distractors: list[str]
+) -> list[tuple[str, ...]] | None:
+    """Per option (the answer first, then the distractors), the facts that prove its truth value; None when one
+    option has none (then the item is not built: its key could not be proven)."""
+    subject, value = fact.subject or "", fact.value or ""
+    own = field_index.facts_of.get(norm(subject), [])
+    if ask == "value":  # a wrong value: the subject's facts of the field (none has it) and a fact that has it
+        wrong = [(*own, w) for d in distractors if (w := field_index.witness.get(norm(d))) is not None]
+        return [(fact.fact_id,), *map(ids, wrong)] if len(wrong) == len(distractors) else None
+    if ask == "subject":  # a wrong subject: its own facts of the field, none with the value
+        return [(fact.fact_id,), *(ids(field_index.facts_of.get(norm(d), [])) for d in distractors)]
+    if ask == "negative":  # three that have the value, and the key's facts of the field without it
+        having = [field_index.having(d, value) for d in distractors]
+        if any(h is None for h in having):
+            return None
+        return [ids(field_index.facts_of.get(norm(answer), [])), *((h.fact_id,) for h in having if h is not None)]
+    # highest / lowest: each option's one fact, and the key's; the key needs them all
+    others = [field_index.facts_of.get(norm(d), [])[:1] for d in distractors]
+    return [ids([fact, *(f for o in others for f in o)]), *(ids([*o, fact]) for o in others)]

@@ -92,6 +92,14 @@ def _split(
     return frame, None
 
 
+def _option_proofs(by_name: dict[str, ReleaseTable]) -> pl.DataFrame:
+    """(item_id, fact_id) of every option's proving fact (options.parquet's proving_fact_ids)."""
+    options = by_name["options"].frame if "options" in by_name else pl.DataFrame()
+    if "proving_fact_ids" not in options.columns:
+        return pl.DataFrame(schema={"item_id": pl.Utf8, "fact_id": pl.Utf8})
+    return options.select("item_id", fact_id="proving_fact_ids").explode("fact_id").drop_nulls("fact_id")
+
+
 def assemble(
     spec: BenchmarkSpec, tables: list[ReleaseTable], plots: dict[str, bytes], test_key: str | None
 ) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
@@ -106,10 +114,13 @@ def assemble(
     by_name = {t.name: t for t in tables}
     item_ids = by_name["items"].frame["item_id"].to_list() if by_name["items"].frame.height else []
     test_ids = [i for i in item_ids if split_of(i, spec.seed, release.test_share) == TEST] if release.test_share else []
-    links = by_name["item_facts"].frame
+    links, proofs = by_name["item_facts"].frame, _option_proofs(by_name)
     in_test = pl.col("item_id").is_in(test_ids)
     dev_facts = links.filter(~in_test)["fact_id"].to_list() if links.height else []
     test_facts = links.filter(in_test)["fact_id"].to_list() if links.height else []
+    # an option's proof stays open with its dev item unless a test item was generated from it (its key stays sealed)
+    dev_facts += sorted(set(proofs.filter(~in_test)["fact_id"]) - set(test_facts))
+    test_facts += proofs.filter(in_test)["fact_id"].to_list()
     files: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     open_tables: dict[str, tuple[str, pl.DataFrame, str, str]] = {}

@@ -361,7 +361,7 @@ release's own tables.
 - **Instances.** {items.height} multiple-choice questions over {len(s.disciplines)} disciplines; each has its options
   (`data/options.parquet`) and {_origin(s)}.
 - **Splits.** {split}
-- **Labels.** {"The correct option of each imported item is the key its bank gives." if s.imported_items else "The correct option of each item is the fact's value; explanations cite the fact."}
+- **Labels.** {"The correct option of each imported item is the key its bank gives." if s.imported_items else "The correct option of each item is the fact's value; explanations cite the fact. Every option's truth value (right, or wrong for this stem) is proven by stored facts, listed per option in `data/options.parquet` (`proving_fact_ids`) and checked by the audit's G1_grounding agent."}
 - **Per discipline.**
 
 {_markdown(per_discipline)}

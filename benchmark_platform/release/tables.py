@@ -36,6 +36,7 @@ class ReleaseQuery:
     sql: str
     sort_by: tuple[str, ...]  # a total order of the rows, so the Parquet bytes are stable
     description: str  # shown in the Croissant manifest and the datasheet
+    casts: tuple[tuple[str, Any], ...] = ()  # column dtypes that inference cannot tell (a list column of empty lists)
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,15 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
     ),
     "options": ReleaseQuery(
         f"""{_RELEASED} SELECT r.item_id, o.ordinality::int - 1 AS position, o.value #>> '{{}}' AS text,
-            (o.ordinality - 1 = r.answer_index) AS is_correct
+            (o.ordinality - 1 = r.answer_index) AS is_correct,
+            ARRAY(SELECT p.fact_id FROM item_option_facts p WHERE p.item_id = r.item_id
+                  AND p.position = o.ordinality - 1 ORDER BY p.fact_id) AS proving_fact_ids
             FROM released r, jsonb_array_elements(r.options) WITH ORDINALITY o""",
         ("item_id", "position"),
-        "Answer options of each item in presented order; exactly one is correct.",
+        "Answer options of each item in presented order; exactly one is correct. proving_fact_ids: the facts "
+        "(data/facts) that prove the option's truth value for its stem, checked by the audit's G1_grounding agent "
+        "(empty for imported item-bank items, which have no stored facts).",
+        (("proving_fact_ids", pl.List(pl.Utf8)),),
     ),
     "item_facts": ReleaseQuery(
         f"""{_RELEASED} SELECT l.item_id, l.fact_id, l.role FROM released r JOIN item_facts l USING (item_id)""",
@@ -74,10 +80,11 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
     "facts": ReleaseQuery(
         f"""{_RELEASED} SELECT DISTINCT f.fact_id, f.discipline, f.text, f.method, f.confidence, d.source_id,
             s.tier, s.licence, d.url AS document_url, d.content_hash AS document_sha256, f.span_start, f.span_end
-            FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
-            JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id""",
+            FROM released r JOIN (SELECT item_id, fact_id FROM item_facts
+                                  UNION SELECT item_id, fact_id FROM item_option_facts) l USING (item_id)
+            JOIN facts f ON f.fact_id = l.fact_id JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id""",
         ("fact_id",),
-        "Atomic facts behind the released items, each a span of a stored source document.",
+        "Atomic facts behind the released items and their options, each a span of a stored source document.",
     ),
     "sources": ReleaseQuery(
         """SELECT s.source_id, s.title, s.publisher, s.base_url, s.tier, s.licence, s.attribution,
@@ -90,8 +97,9 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
     "licences": ReleaseQuery(
         f"""{_RELEASED} SELECT s.licence, s.source_id, s.tier, s.attribution,
             count(DISTINCT f.fact_id)::int AS facts, count(DISTINCT r.item_id)::int AS items
-            FROM released r JOIN item_facts l USING (item_id) JOIN facts f ON f.fact_id = l.fact_id
-            JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
+            FROM released r JOIN (SELECT item_id, fact_id FROM item_facts
+                                  UNION SELECT item_id, fact_id FROM item_option_facts) l USING (item_id)
+            JOIN facts f ON f.fact_id = l.fact_id JOIN documents d ON d.document_id = f.document_id JOIN sources s ON s.source_id = d.source_id
             GROUP BY s.licence, s.source_id, s.tier, s.attribution
             UNION ALL
             SELECT b.licence, b.bank_id AS source_id, NULL::smallint AS tier, b.attribution, 0 AS facts,
@@ -205,7 +213,8 @@ def read_release_tables(db: Database, spec: BenchmarkSpec) -> list[ReleaseTable]
     params = query_params(spec)
     tables = []
     for name, query in RELEASE_QUERIES.items():
-        tables.append(ReleaseTable(name, _read(db, query.sql, params), query.sort_by, query.description))
+        frame = _read(db, query.sql, params).with_columns(pl.col(c).cast(t) for c, t in query.casts)
+        tables.append(ReleaseTable(name, frame, query.sort_by, query.description))
     analyses: dict[str, list[dict[str, Any]]] = {}
     for row in db.query(_ANALYSES, params):
         analyses.setdefault(row["name"], []).append(row["row"])

@@ -48,8 +48,14 @@ QUESTIONS = [
 
 
 def audit_spec(name: str, **audit: object) -> BenchmarkSpec:
+    """The wine spec's audit under another name. The corpus' hand-written items carry no per-option proofs, so
+    G1_grounding fails them all: it stays non-critical here (tests/generation/test_grounding.py tests it on generated
+    items), so that these tests see the other agents' verdicts."""
     spec = load_spec("wine")
-    return spec.model_copy(update={"name": name, "audit": spec.audit.model_copy(update=audit)})
+    critical = [a for a in spec.audit.critical if a != "G1_grounding"]
+    return spec.model_copy(
+        update={"name": name, "audit": spec.audit.model_copy(update={"critical": critical, **audit})}
+    )
 
 
 def fact_id(spec: str, text: str) -> str:

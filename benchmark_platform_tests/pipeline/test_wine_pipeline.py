@@ -160,3 +160,35 @@ def test_release_items_are_knowledge_not_identifiers_nor_raw_separators(built):
     assert len(items) >= 600
     per_discipline = dict(items.group_by("discipline").len().iter_rows())
     assert all(per_discipline.get(d, 0) >= 60 for d in spec.discipline_keys), per_discipline
+
+
+def test_every_released_option_has_facts_that_prove_its_truth_value(built):
+    """Issue 24 over the release: options.parquet names, for every option of every item, at least one fact (shipped in
+    facts.parquet) proving it right or wrong; G1 found every released item proven; the issue's four examples (an
+    unqualified permittee city, a cloze stem naming the wrong type, a bare county name, a raw multi-value field) are
+    gone."""
+    import polars as pl
+
+    db, spec, [(_, release_dir), _] = built
+    items = pl.read_parquet(release_dir / "data" / "items.parquet")
+    options = pl.read_parquet(release_dir / "data" / "options.parquet")
+    facts = set(pl.read_parquet(release_dir / "data" / "facts.parquet")["fact_id"])
+    assert options.schema["proving_fact_ids"] == pl.List(pl.Utf8)
+    unproven = options.filter(pl.col("proving_fact_ids").list.len() == 0)
+    assert unproven.height == 0, unproven.head(5)
+    assert set(options["proving_fact_ids"].explode()) <= facts
+    verdicts = {
+        r["item_id"]: r["status"]
+        for r in db.query(
+            """SELECT DISTINCT ON (f.item_id) f.item_id, f.payload->>'status' AS status
+               FROM audit_findings f JOIN audit_runs r USING (audit_run_id)
+               WHERE r.spec = %s AND f.agent = 'G1_grounding' ORDER BY f.item_id, f.audit_run_id DESC""",
+            (spec.name,),
+        )
+    }
+    assert {verdicts.get(i) for i in items["item_id"]} == {"proven"}
+    texts = [*items["question"], *options["text"]]
+    assert not [t for t in texts if "TTB wine permittees have premises in" in t]
+    assert not [t for t in texts if "Which American Viticultural Area completes the statement" in t and "premises" in t]
+    assert not [t for t in texts if t.endswith(" has its TTB boundary in Lake?")]
+    assert not [t for t in texts if "|" in t]
