@@ -40,11 +40,16 @@ class AuditItem:
     strategy: str | None = None
     generator: str | None = None
     group: str = ""  # D3's stratum (country / sub-domain); the discipline by default
+    # texts of other facts on the same entity and attribute as a linked fact (they support or contradict the item)
+    related_texts: tuple[str, ...] = ()
 
     @cached_property
     def input_hash(self) -> str:
-        """What an item-level agent sees; a finding made on the same hash is still valid."""
+        """What an item-level agent sees; a finding made on the same hash is still valid. Related facts join the
+        hash only when there are some, so an item without any keeps the hash (and findings) it had before."""
         payload = [self.question, list(self.options), self.answer_index, sorted(self.fact_texts), self.difficulty]
+        if self.related_texts:
+            payload.append(sorted(self.related_texts))
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:32]
 
     @property

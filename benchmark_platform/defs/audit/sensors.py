@@ -1,18 +1,23 @@
-"""Re-audit: a sensor compares each discipline's items (content and linked facts) and the tracked agents' current
-versions with the latest audit run, and requests the audit of exactly the disciplines with stale items; that run
-re-judges exactly the stale items and carries every other finding over. New facts linked to items, edited facts,
-new items and a new agent version all show up as stale items."""
+"""Re-audit: a sensor asks the audit stage, per discipline, whether the latest audit run still matches the current
+inputs (items with their linked and related facts, agent versions, settings, answers) and requests the audit of
+exactly the disciplines where it does not. That run re-judges exactly the stale items and carries every other
+finding over; answers landing alone re-run the answer-dependent pool agents (K3 flagship difficulty, D1
+self-preference) while every item-level finding carries over. Findings stay append-only: a new audit run (version).
 
-import hashlib
+Why a sensor and not an automation condition on `items`: whether an audit is due depends on rows (new facts on the
+same entity and attribute, answers), not only on upstream materialisations; and the run key is the inputs' digest,
+so a failing audit is not retried in a loop (the same inputs are requested once; new inputs, a new request)."""
 
 import dagster as dg
 
-from benchmark_platform.audit.stage import stale_items
-from benchmark_platform.defs.common import DatabaseResource, key
+from benchmark_platform.audit.stage import pending_audit
+from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec
 
-TRIGGER_TAG = "benchmark_platform/trigger"
+__all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "reaudit_sensor"]
+
 STALE_TAG = "benchmark_platform/stale_items"
+ANSWERED_TAG = "benchmark_platform/answered_items"
 
 
 def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
@@ -22,23 +27,32 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         name=f"{spec.name}_reaudit_stale_items",
         asset_selection=[audit_key],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: one run per discipline and set of inputs at most; a fresh daemon over an audited database requests none
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-audits the items whose facts or content changed, or whose agents have a new version.",
+        description="Re-audits the items whose facts (linked, or new ones on the same entity and attribute) or "
+        "content changed, or whose agents have a new version; new answers re-run K3 and D1.",
     )
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
         requests = []
         for discipline in spec.discipline_keys:
-            stale = stale_items(database.db, spec, discipline)
-            if stale:
-                digest = hashlib.sha256("\n".join(stale).encode()).hexdigest()[:16]
-                requests.append(
-                    dg.RunRequest(
-                        run_key=f"reaudit:{discipline}:{digest}",
-                        partition_key=discipline,
-                        tags={TRIGGER_TAG: "stale_items", STALE_TAG: str(len(stale))},
-                    )
+            pending = pending_audit(database.db, spec, discipline)
+            if pending is None:
+                continue
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"reaudit:{discipline}:{pending.digest[:16]}",
+                    partition_key=discipline,
+                    tags={
+                        TRIGGER_TAG: pending.trigger,
+                        STALE_TAG: str(len(pending.stale_items)),
+                        ANSWERED_TAG: str(len(pending.answered_items)),
+                    },
                 )
-                context.log.info(f"{discipline}: {len(stale)} stale items, e.g. {stale[:5]}")
-        return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("no stale items")
+            )
+            context.log.info(
+                f"{discipline}: {len(pending.stale_items)} stale items, e.g. {pending.stale_items[:5]}; "
+                f"{len(pending.answered_items)} items with new answers, e.g. {pending.answered_items[:5]}"
+            )
+        return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("nothing to re-audit")
 
     return reaudit

@@ -34,12 +34,16 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     config = spec.generation
     known = {m.name: m for m in spec.models}  # the spec's validators checked that every name used here is known
     models = [known[name] for name in dict.fromkeys([*config.generators, *config.gate.models.values()])]
+    automatic = sum(expected_calls(config).values()) <= spec.automation.auto_llm_calls_per_item
 
     @dg.asset(
         key=key(spec, "items"),
         partitions_def=discipline_partitions(spec),
         group_name="generation",
         deps=[key(spec, "selected_facts")],
+        # eager when generation spends no more LLM calls per item than the spec lets automation spend; else None:
+        # a person (UI launch) or a scheduled backfill generates. New items are then audited by the re-audit sensor
+        automation_condition=dg.AutomationCondition.eager() if automatic else None,
         code_version=_code_version(spec),
         pool=busiest_pool(models, expected_calls(config)),
         required_resource_keys={"database", "embedder", *(["llm"] if models else [])},
