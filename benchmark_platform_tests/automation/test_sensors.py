@@ -116,7 +116,11 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_leaves_withou
     def context(cursor: str | None = None) -> dg.SensorEvaluationContext:
         # with an instance ref, as the daemon gives: run requests for new dynamic partitions are then resolvable
         return dg.build_sensor_context(
-            instance=instance, instance_ref=instance.get_ref(), definitions=defs, cursor=cursor
+            instance=instance,
+            instance_ref=instance.get_ref(),
+            definitions=defs,
+            cursor=cursor,
+            resources={"database": DatabaseResource(url=db.url)},
         )
 
     first = sensor.evaluate_tick(context())

@@ -183,7 +183,11 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path, fresh_da
     )
 
     def tick(cursor):
-        return sensor.evaluate_tick(dg.build_sensor_context(cursor=cursor, definitions=defs))
+        return sensor.evaluate_tick(
+            dg.build_sensor_context(
+                cursor=cursor, definitions=defs, resources={"database": DatabaseResource(url=database.url)}
+            )
+        )
 
     first = tick(None)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(spec.discipline_keys)

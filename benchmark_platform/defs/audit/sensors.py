@@ -36,7 +36,9 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         requests = []
         for discipline in spec.discipline_keys:
             pending = pending_audit(database.db, spec, discipline)
-            if pending is None:
+            # a digest changed by corpus-level inputs only (no stale item, no item whose flagship answers changed)
+            # waits for the next audit: it re-judges no item, and a fresh daemon over a built database stays quiet
+            if pending is None or not (pending.stale_items or pending.answered_items):
                 continue
             requests.append(
                 dg.RunRequest(
