@@ -178,3 +178,35 @@ def test_schedules_request_every_partition_in_as_few_runs_as_the_policy_allows(w
         wine_spec.discipline_keys[-1],
     )
     assert when.isoformat() in evaluation.run_key  # one run per tick, however often the tick is retried
+
+
+def test_a_scheduled_backfill_submits_one_backfill_of_every_discipline_per_cron_tick(wine_spec, instance) -> None:
+    from benchmark_platform.automation.config import BackfillSchedule
+    from benchmark_platform.defs.automation.backfills import SCHEDULE_TAG, backfill_sensor, due_tick
+
+    entry = BackfillSchedule(name="rescore", assets=["support_centrality", "selected_facts"], cron="0 5 * * 0")
+    spec = wine_spec.model_copy(update={"automation": wine_spec.automation.model_copy(update={"backfills": [entry]})})
+    sensor = backfill_sensor(spec, entry)
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED  # off unless the spec says running
+    partitions = discipline_partitions(spec)
+    defs = dg.Definitions(
+        assets=[stand_in(spec, "support_centrality", partitions), stand_in(spec, "selected_facts", partitions)],
+        sensors=[sensor],
+    )
+
+    def tick(cursor: str | None):
+        return sensor.evaluate_tick(dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor))
+
+    first = tick(None)  # turned on: waits for the next tick
+    assert first.run_requests == [] and first.cursor is not None
+    assert tick(first.cursor).run_requests == []
+    week_ago = datetime(2026, 11, 21, tzinfo=UTC).timestamp()  # a Saturday: Sunday 05:00 passed since
+    [request] = tick(str(week_ago)).run_requests
+    subset = request.asset_graph_subset
+    assert subset is not None and request.tags[SCHEDULE_TAG] == "rescore"
+    assert subset.asset_keys == {key(spec, "support_centrality"), key(spec, "selected_facts")}
+    assert subset.num_partitions_and_non_partitioned_assets == 2 * len(spec.discipline_keys)
+    # a restarted daemon resumes from the stored tick: the same tick is not submitted twice
+    resumed = tick(str(week_ago))
+    assert resumed.cursor == str(datetime(2026, 11, 29, 5, tzinfo=UTC).timestamp())
+    assert due_tick(entry.cron, "UTC", float(resumed.cursor), float(resumed.cursor) + 3600) is None

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from benchmark_platform.defs.automation.backfills import build_backfills
 from benchmark_platform.defs.automation.checks import (
     freshness_checks,
     release_input_checks,
@@ -21,7 +22,8 @@ __all__ = ["benchmark_executor", "build_defs"]
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    sensors = [taxonomy_sensor(spec), new_model_evaluation(spec), automation_condition_sensor(spec)]
+    backfill_jobs, backfill_sensors = build_backfills(spec)
+    sensors = [taxonomy_sensor(spec), new_model_evaluation(spec), automation_condition_sensor(spec), *backfill_sensors]
     freshness = freshness_checks(spec)
     if freshness:
         sensors.append(
@@ -36,6 +38,6 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         asset_checks=[*release_input_checks(spec), *warning_checks(spec), *freshness],
         schedules=build_schedules(spec),
         sensors=sensors,
-        jobs=[release_job(spec)],
+        jobs=[release_job(spec), *backfill_jobs],
         executor=benchmark_executor,
     )
