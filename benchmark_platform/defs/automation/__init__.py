@@ -30,8 +30,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             dg.build_sensor_for_freshness_checks(
                 freshness_checks=freshness,
                 name=f"{spec.name}_source_freshness_sensor",
-                # on: it only evaluates the freshness checks (a WARN on a stale source), it launches no run
-                default_status=dg.DefaultSensorStatus.RUNNING,
+                # off: each evaluation launches a run of the freshness checks (measured: a fresh daemon over a
+                # built database launched one at once); turn it on in the UI to be warned of a stale source
+                default_status=dg.DefaultSensorStatus.STOPPED,
             )
         )
     return dg.Definitions(

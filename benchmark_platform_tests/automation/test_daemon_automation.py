@@ -1,0 +1,103 @@
+"""The automation under a real `dagster-daemon` and `dagster-webserver` (issue 21): a new recording of a document in
+the replay store flows, with no launch from the test, through ingest, extraction, facts, centrality, selection and
+generation to a new audit version of the items it concerns; the discipline it does not touch never runs.
+
+The trimmed wine spec (one source, `regions` and `grape_varieties`) is built once by `benchmark-platform run`; the
+daemon's storage is the same Postgres database. Sensors look every 5 s (`automation.sensor_interval_s`). The waits
+poll stored rows; their bound is a number of polls, only so that a broken daemon cannot hang the suite."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchmark_platform.bench._daemonkit import (
+    daemon_tree,
+    record_new_version,
+    runs_since,
+    ticked,
+    wait_for,
+    workspace,
+)
+from benchmark_platform.bench._faultkit import cli, cli_env, trimmed_spec, write_spec
+from benchmark_platform.store import Database
+
+pytestmark = pytest.mark.slow
+TOUCHED, UNTOUCHED = "regions", "grape_varieties"
+ACTIVE = {"QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, fresh_database) -> tuple[Path, str]:
+    """The trimmed spec on disk (its own replay store copy) and a database `make run` built."""
+    spec = trimmed_spec((TOUCHED, UNTOUCHED))
+    spec = spec.model_copy(update={"automation": spec.automation.model_copy(update={"sensor_interval_s": 5})})
+    folder = tmp_path_factory.mktemp("daemon")
+    spec_file = write_spec(spec, folder / "spec")
+    db_url = fresh_database()
+    build = cli(["run", "--spec", str(spec_file)], cli_env(db_url), folder / "build")
+    assert build.wait() == 0, (folder / "build.stderr").read_text()[-3000:]
+    return spec_file, db_url
+
+
+def test_a_new_recording_reaudits_the_items_it_concerns_with_no_launch(built, tmp_path) -> None:
+    spec_file, db_url = built
+    db = Database(db_url)
+    # an item's fact from a structured document: the new recording adds a county to that AVA
+    [row] = db.query(
+        """SELECT d.url, f.attributes ->> 'entity_id' AS entity FROM item_facts l JOIN facts f USING (fact_id)
+           JOIN documents d USING (document_id) JOIN items i ON i.item_id = l.item_id
+           WHERE i.spec = 'wine' AND i.discipline = %s AND f.attributes ->> 'field' = 'county'
+           ORDER BY d.url LIMIT 1""",
+        (TOUCHED,),
+    )
+    concerned = {
+        r["item_id"]
+        for r in db.query(
+            """SELECT DISTINCT l.item_id FROM item_facts l JOIN facts f USING (fact_id)
+               WHERE f.attributes ->> 'entity_id' = %s""",
+            (row["entity"],),
+        )
+    }
+    last_audit = db.scalar(
+        "SELECT max(audit_run_id) FROM audit_runs WHERE spec = 'wine' AND discipline = %s", (TOUCHED,)
+    )
+    facts_before = {r["fact_id"] for r in db.query("SELECT fact_id FROM facts WHERE spec = 'wine'")}
+
+    with daemon_tree(workspace(spec_file, tmp_path), db_url, tmp_path) as daemon:
+        daemon.wait_ready()
+        # the watching sensors' first ticks record the state as deployed; a built database launches nothing
+        assert wait_for(lambda: all(ticked(db_url, s) for s in ("wine_recorded_documents", "wine_new_fact_candidates")))
+        added = datetime.now(UTC)
+        assert runs_since(db_url, datetime(2000, 1, 1)) and not [
+            r
+            for r in runs_since(db_url, datetime(2000, 1, 1))
+            if r.get("dagster/sensor_name") or r.get("dagster/backfill")
+        ], "a fresh daemon over a built database launched runs"
+        record_new_version(spec_file.parent / "snapshot", row["url"], {"county": "Orange|Riverside|San Diego|Imperial"})
+
+        def reaudited() -> bool:
+            new = db.scalar(
+                """SELECT count(*) FROM audit_findings a JOIN audit_runs r USING (audit_run_id)
+                   WHERE r.spec = 'wine' AND r.discipline = %s AND r.audit_run_id > %s AND a.carried_from IS NULL
+                     AND a.item_id = ANY(%s)""",
+                (TOUCHED, last_audit, sorted(concerned)),
+            )
+            settled = not [r for r in runs_since(db_url, added) if r["status"] in ACTIVE]
+            return bool(new) and settled
+
+        assert wait_for(reaudited, polls=400), f"no re-audit; daemon log: {tmp_path / 'daemon.stderr'}"
+        launched = runs_since(db_url, added)
+        graphql_runs = daemon.runs()
+
+    new_facts = db.query("SELECT fact_id, text FROM facts WHERE spec = 'wine'")
+    assert any("Imperial" in r["text"] for r in new_facts if r["fact_id"] not in facts_before)
+    # every run came from a sensor or the automation's backfills, and only the touched partitions ran
+    assert launched and all(r.get("dagster/sensor_name") or r.get("dagster/backfill") for r in launched)
+    partitions = Counter(r.get("dagster/partition") for r in launched)
+    assert UNTOUCHED not in partitions, partitions
+    assert {r["runId"] for r in graphql_runs} >= {r["run_id"] for r in launched}  # the UI sees the same runs
+    assert all(r["status"] == "SUCCESS" for r in launched), launched
