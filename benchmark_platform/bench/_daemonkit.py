@@ -123,16 +123,19 @@ def daemon_tree(workspace_file: Path, db_url: str, logs: Path) -> Iterator[Daemo
                 process.wait()
 
 
-def record_new_version(store_dir: Path, url: str, change: dict[str, str]) -> None:
-    """A newer recording of `url` in the replay store whose GeoJSON properties carry `change` (what a live re-fetch
-    of an edited upstream file records); the older recording stays, as the store keeps history."""
+def record_new_version(store_dir: Path, url: str, append: dict[str, str]) -> None:
+    """A newer recording of `url` in the replay store whose GeoJSON properties gain the `append` values (another
+    '|'-separated entry, as a live re-fetch of an amended upstream file would record); the older recording stays,
+    as the store keeps history."""
     store = SnapshotStore(store_dir)
     resolved = store.resolve("GET", url)
     assert resolved is not None, f"{url} is not recorded in {store_dir}"
     old = resolved[0]
     data = json.loads(store.body(old))
     for feature in data.get("features", []):
-        feature["properties"].update(change)
+        properties = feature["properties"]
+        for name, value in append.items():
+            properties[name] = f"{properties[name]}|{value}" if properties.get(name) else value
     body = json.dumps(data).encode()
     now = datetime.now(UTC)
     exchange = Exchange.model_validate(

@@ -12,12 +12,40 @@ import dagster as dg
 
 from benchmark_platform.audit.stage import pending_audit
 from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
+from benchmark_platform.generation.plan import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
 __all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "reaudit_sensor"]
 
+PARTITION_TAG = "dagster/partition"
 STALE_TAG = "benchmark_platform/stale_items"
 ANSWERED_TAG = "benchmark_platform/answered_items"
+
+
+ACTIVE = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+
+
+def _latest(instance: dg.DagsterInstance, asset: dg.AssetKey, partition: str) -> float:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset, asset_partitions=[partition]), limit=1
+    ).records
+    return records[0].timestamp if records else 0.0
+
+
+def upstream_settled(instance: dg.DagsterInstance, spec: BenchmarkSpec, discipline: str) -> bool:
+    """No run of the discipline is queued or running, and, where generation is automatic, its items were
+    regenerated after its facts last changed. Without this, new facts would be audited twice: once as soon as
+    the facts land (their items' links changed), again when the eager chain has regenerated the items."""
+    if instance.get_runs(dg.RunsFilter(statuses=ACTIVE, tags={PARTITION_TAG: discipline}), limit=1):
+        return False
+    if not spec.sources or not generation_is_automatic(spec):
+        return True  # items that wait for a person: audit what there is
+    return _latest(instance, key(spec, "items"), discipline) >= _latest(instance, key(spec, "facts"), discipline)
 
 
 def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
@@ -35,6 +63,8 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
         requests = []
         for discipline in spec.discipline_keys:
+            if not upstream_settled(context.instance, spec, discipline):
+                continue  # the automation is still regenerating this discipline: audit once, when it is done
             pending = pending_audit(database.db, spec, discipline)
             # a digest changed by corpus-level inputs only (no stale item, no item whose flagship answers changed)
             # waits for the next audit: it re-judges no item, and a fresh daemon over a built database stays quiet
