@@ -73,3 +73,13 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
             on_conflict="ON CONFLICT DO NOTHING",
         )
         return import_id, True
+
+
+def latest_import_versions(db: Database, spec: str) -> dict[str, str]:
+    """Each discipline's latest imported anchor version (content hash): what the stored anchors are now."""
+    rows = db.query(
+        """SELECT DISTINCT ON (discipline) discipline, content_hash FROM anchor_imports
+           WHERE spec = %s ORDER BY discipline, import_id DESC""",
+        (spec,),
+    )
+    return {r["discipline"]: r["content_hash"] for r in rows}

@@ -44,14 +44,19 @@ class AuditItem:
     generator: str | None = None
     group: str = ""  # D3's stratum (country / sub-domain); the discipline by default
     grounding: Grounding | None = None  # G1's input: the stem's claim and each option's proving facts (stored items)
+    # texts of other facts on the same entity and attribute as a linked fact (they support or contradict the item)
+    related_texts: tuple[str, ...] = ()
 
     @cached_property
     def input_hash(self) -> str:
-        """What an item-level agent sees; a finding made on the same hash is still valid."""
+        """What an item-level agent sees; a finding made on the same hash is still valid. Grounding and related
+        facts join the hash only when there are some, so items without them keep the hash (and findings) they had."""
         payload: list[Any] = [self.question, list(self.options), self.answer_index, sorted(self.fact_texts)]
         payload.append(self.difficulty)
         if self.grounding is not None:  # items without one (gold sheets) keep their hash
             payload.append(self.grounding.digest)
+        if self.related_texts:
+            payload.append(sorted(self.related_texts))
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:32]
 
     @property

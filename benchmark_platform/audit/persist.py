@@ -18,12 +18,14 @@ from benchmark_platform.store import Database, as_json, insert_rows
 from benchmark_platform.store.db import returned
 
 __all__ = [
+    "audit_run_exists",
     "inputs_hash",
     "load_answers",
     "load_audit_items",
     "load_advisory",
     "load_gold",
     "load_previous",
+    "load_related_facts",
     "store_audit",
     "store_calibration",
     "store_gold_sheet",
@@ -51,6 +53,7 @@ def load_audit_items(
         (spec_name, discipline),
     )
     proofs = _option_facts(db, spec_name, discipline)
+    related = load_related_facts(db, spec_name, discipline)
     return [
         AuditItem(
             r["item_id"],
@@ -63,12 +66,13 @@ def load_audit_items(
             r["strategy"],
             r["generator"],
             r["stratum"],
-            from_generation(
+            grounding=from_generation(
                 r["parameters"],
                 [proofs.get(r["item_id"], {}).get(p, []) for p in range(len(r["options"]))],
                 r["generator"],
                 r["imported"],
             ),
+            related_texts=related.get(r["item_id"], ()),
         )
         for r in rows
     ]
@@ -90,6 +94,35 @@ def _option_facts(db: Database, spec_name: str, discipline: str) -> dict[str, di
         fact = ProofFact(r["fact_id"], r["text"], r["subject"], r["field"], r["value"], r["entity_type"])
         out.setdefault(r["item_id"], {}).setdefault(r["position"], []).append(fact)
     return out
+
+
+def load_related_facts(db: Database, spec_name: str, discipline: str) -> dict[str, tuple[str, ...]]:
+    """Per item of the discipline, the texts of the spec's facts not linked to it that state the same attribute of
+    the same entity as one of its linked facts (structured and rulebook facts carry attributes.entity_id and
+    .field; prose facts carry neither and relate to items only through their own links). A new such fact supports
+    or contradicts the item: it changes the item's audit inputs, so the re-audit sensor re-judges the item."""
+    rows = db.query(
+        """SELECT l.item_id, array_agg(DISTINCT n.text ORDER BY n.text) AS texts
+           FROM items i JOIN item_facts l ON l.item_id = i.item_id JOIN facts f ON f.fact_id = l.fact_id
+           JOIN facts n ON n.spec = f.spec AND n.fact_id <> f.fact_id
+                AND n.attributes ->> 'entity_id' = f.attributes ->> 'entity_id'
+                AND n.attributes ->> 'field' = f.attributes ->> 'field'
+           WHERE i.spec = %s AND i.discipline = %s
+             AND NOT EXISTS (SELECT 1 FROM item_facts x WHERE x.item_id = i.item_id AND x.fact_id = n.fact_id)
+           GROUP BY l.item_id""",
+        (spec_name, discipline),
+    )
+    return {r["item_id"]: tuple(r["texts"]) for r in rows}
+
+
+def audit_run_exists(db: Database, spec_name: str, discipline: str, digest: str) -> bool:
+    """Whether the discipline was audited on exactly these inputs (the run store_audit would reuse)."""
+    return bool(
+        db.scalar(
+            "SELECT 1 FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
+            (spec_name, discipline, digest),
+        )
+    )
 
 
 def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:

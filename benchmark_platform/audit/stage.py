@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING
+import polars as pl
+
+from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING, AuditItem
 from benchmark_platform.audit.calibration import KappaRow, advisory_agents, calibrate, human_defects, read_gold_sheet
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
 from benchmark_platform.audit.persist import (
+    audit_run_exists,
     load_advisory,
     load_answers,
     load_audit_items,
@@ -26,12 +31,14 @@ from benchmark_platform.audit.policy import Action, apply_policy
 from benchmark_platform.audit.pool import (
     C1_DISTRACTOR_DIFFICULTY,
     D2_DEDUP_CALIBRATION,
+    K3_FLAGSHIP_DIFFICULTY,
     Answer,
     AuditContext,
     load_human_reference,
 )
-from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, inputs_hash, run_audit
+from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
+from benchmark_platform.evaluation.config import ResultsImport
 from benchmark_platform.evaluation.importers import read_results_import
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.gateway import Gateway
@@ -80,14 +87,10 @@ async def audit_discipline(
     items = load_audit_items(db, spec.name, discipline)
     _, previous = load_previous(db, spec.name, discipline)
     ctx = _context(spec, embedder)
-    ctx.answers = answers_for_audit(
-        spec, {i.item_id for i in items}, load_answers(db, spec.name, discipline, ctx.generator_families)
-    )
+    ctx.answers = _answers(db, spec, discipline, items)
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
     actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
-    digest = inputs_hash(
-        items, agents, settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in ctx.answers))
-    )
+    digest = _digest(spec, items, agents, ctx.answers)
     run_id, new = store_audit(
         db,
         spec.name,
@@ -102,6 +105,67 @@ async def audit_discipline(
     return DisciplineAudit(run_id, new, len(items), outcome, actions)
 
 
+def _answers(db: Database, spec: BenchmarkSpec, discipline: str, items: Sequence[AuditItem]) -> list[Answer]:
+    families = {m.name: m.family for m in spec.models}
+    return answers_for_audit(spec, {i.item_id for i in items}, load_answers(db, spec.name, discipline, families))
+
+
+def _digest(spec: BenchmarkSpec, items: Sequence[AuditItem], agents: Sequence[AnyAgent], answers: list[Answer]) -> str:
+    """The audit run's identity: items (with their facts), agent versions, settings and the answers K3/D1 read."""
+    return inputs_hash(
+        items, agents, settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers))
+    )
+
+
+@dataclass(frozen=True)
+class PendingAudit:
+    """Why a discipline's latest audit run is out of date: stale items (re-judged by every item-level agent), or
+    changed answers only (the answer-dependent pool agents K3 and D1 re-run; item-level findings carry over)."""
+
+    digest: str  # the audit run it would write: a run key, so the same inputs are requested once
+    stale_items: list[str]
+    answered_items: list[str]  # items whose flagship answers changed since the latest run (K3 re-judges them)
+
+    @property
+    def trigger(self) -> str:
+        return "stale_items" if self.stale_items else "answers"
+
+
+def pending_audit(db: Database, spec: BenchmarkSpec, discipline: str) -> PendingAudit | None:
+    """None when an audit run of exactly the current inputs exists (nothing to do), else what changed."""
+    items = load_audit_items(db, spec.name, discipline)
+    if not items:
+        return None
+    answers = _answers(db, spec, discipline, items)
+    digest = _digest(spec, items, AGENTS, answers)
+    if audit_run_exists(db, spec.name, discipline, digest):
+        return None
+    _, previous = load_previous(db, spec.name, discipline)
+    return PendingAudit(digest, _stale(spec, items, previous), answers_changed(spec, items, answers, previous))
+
+
+def answers_changed(
+    spec: BenchmarkSpec, items: Sequence[AuditItem], answers: Sequence[Answer], previous: PreviousFindings
+) -> list[str]:
+    """Items whose flagship answers differ from what the latest K3 finding counted: the items the answers landing
+    affect (D1 is a corpus verdict, per generator family, with no item rows). Empty for a spec without K3."""
+    kina = spec.audit.kina
+    if kina is None:
+        return []
+    answered: dict[str, set[str]] = defaultdict(set)
+    for a in answers:
+        if a.model in kina.flagships:
+            answered[a.item_id].add(a.model)
+    k3 = K3_FLAGSHIP_DIFFICULTY
+    changed = []
+    for item in items:
+        finding = previous.get((item.item_id, k3.name, k3.version))
+        counted = int(finding.payload.get("flagships_answered", 0)) if finding else 0
+        if len(answered[item.item_id]) != counted:
+            changed.append(item.item_id)
+    return changed
+
+
 def answers_for_audit(spec: BenchmarkSpec, item_ids: set[str], stored: list[Answer]) -> list[Answer]:
     """The answers K3 (flagship difficulty) and D1 (self-preference) judge from.
 
@@ -113,7 +177,9 @@ def answers_for_audit(spec: BenchmarkSpec, item_ids: set[str], stored: list[Answ
     """
     imported: list[Answer] = []
     for entry in spec.evaluation.imports:
-        frame = read_results_import(entry, spec.directory)
+        path = entry.path if entry.path.is_absolute() else spec.directory / entry.path
+        stamp = path.stat().st_mtime_ns if path.exists() else 0  # a changed file is read again
+        frame = _read_import(entry.model_dump_json(), spec.directory, stamp)
         for row in frame.filter(frame["item_id"].is_in(sorted(item_ids))).iter_rows(named=True):
             imported.append(Answer(row["item_id"], row["model"], entry.family or row["model"], row["correct"]))
     models = {a.model for a in imported}
@@ -148,6 +214,12 @@ async def sheet_kappa_report(
     return rows, advisory_agents(rows)
 
 
+@lru_cache(maxsize=8)
+def _read_import(entry_json: str, directory: Path, stamp: int) -> pl.DataFrame:
+    """An imports file read once per content stamp: the re-audit sensor asks every discipline, every tick."""
+    return read_results_import(ResultsImport.model_validate_json(entry_json), directory)
+
+
 def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
     """Item-level agents that judge every item: a missing or outdated finding of one of them makes the item stale."""
     agents: list[AnyAgent] = [
@@ -159,10 +231,12 @@ def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:
 
 
 def stale_items(db: Database, spec: BenchmarkSpec, discipline: str) -> list[str]:
-    """Items whose content (question, options, key, linked facts' texts, difficulty) changed since the latest run's
-    findings, or that a tracked agent's current version has not judged: exactly what a re-audit re-judges."""
-    items = load_audit_items(db, spec.name, discipline)
-    _, previous = load_previous(db, spec.name, discipline)
+    """Items whose content (question, options, key, linked and related facts' texts, difficulty) changed since the
+    latest run's findings, or that a tracked agent's current version has not judged: what a re-audit re-judges."""
+    return _stale(spec, load_audit_items(db, spec.name, discipline), load_previous(db, spec.name, discipline)[1])
+
+
+def _stale(spec: BenchmarkSpec, items: Sequence[AuditItem], previous: PreviousFindings) -> list[str]:
     tracked = tracked_agents(spec)
     return [
         i.item_id

@@ -63,6 +63,7 @@ def source_partitions(spec: BenchmarkSpec) -> dg.StaticPartitionsDefinition:
     return _source_partitions(tuple(source.id for source in spec.sources))
 
 
+TRIGGER_TAG = "benchmark_platform/trigger"  # which sensor rule requested a run (run tags say why it ran)
 MODEL_TAG = "benchmark_platform/model"  # a run evaluating one newly added slate model (set by the new-model sensor)
 
 

@@ -200,3 +200,16 @@ def store_facts(
             [(spec, *(as_json(v) if isinstance(v, dict) else v for v in asdict(row).values())) for row in report],
         )
     return {"facts": len(ids), "removed": removed, "duplicates": len(fact_set.duplicates)}
+
+
+def candidate_digests(db: Database, spec: str) -> dict[str, str]:
+    """Per discipline, a digest of its fact candidates (key and text): what the discipline's facts are built from.
+    A new or changed document changes the digest of exactly the disciplines its candidates fall in."""
+    rows = db.query(
+        """SELECT discipline,
+                  md5(string_agg(concat_ws(':', document_id, span_start, span_end, method, md5(text)), ','
+                                 ORDER BY document_id, span_start, span_end, method)) AS digest
+           FROM fact_candidates WHERE spec = %s GROUP BY discipline""",
+        (spec,),
+    )
+    return {r["discipline"]: r["digest"] for r in rows}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from benchmark_platform.generation.config import (
     DETERMINISTIC,
@@ -33,6 +33,9 @@ from benchmark_platform.generation.config import (
     Strategy,
 )
 from benchmark_platform.generation.model import seeded
+
+if TYPE_CHECKING:
+    from benchmark_platform.spec import BenchmarkSpec
 
 K = TypeVar("K", bound=str)  # the keys an allocation splits over: strategies, generators, tiers, formats
 
@@ -198,3 +201,9 @@ def expected_calls(config: GenerationConfig) -> dict[str, float]:
     for tier, model in config.gate.models.items():
         out[model] = out.get(model, 0.0) + config.difficulty_shares.get(tier, 0.0)
     return out
+
+
+def generation_is_automatic(spec: BenchmarkSpec) -> bool:
+    """Whether automation may generate with no person deciding: the LLM calls it expects per item are within the
+    spec's `automation.auto_llm_calls_per_item` (LLM-free generation always is)."""
+    return sum(expected_calls(spec.generation).values()) <= spec.automation.auto_llm_calls_per_item

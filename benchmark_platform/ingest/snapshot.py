@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -174,3 +175,13 @@ def _atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def recorded_version(store: SnapshotStore, urls: Sequence[str]) -> str:
+    """A digest of what a replay of these requests serves now (each URL's body hash): a newer recording with new
+    content changes it, a re-recording of the same bytes does not."""
+    served = []
+    for url in urls:
+        resolved = store.resolve("GET", url)
+        served.append(f"{url} {resolved[0].body_sha256 if resolved else '-'}")
+    return hashlib.sha256("\n".join(served).encode()).hexdigest()

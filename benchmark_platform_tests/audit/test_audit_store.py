@@ -111,7 +111,7 @@ def test_new_facts_trigger_a_reaudit_of_exactly_the_affected_items(db) -> None:
 
     with dg.instance_for_test() as instance:
         quiet = sensor.evaluate_tick(context(instance))
-        assert not quiet.run_requests and quiet.skip_message == "no stale items"
+        assert not quiet.run_requests and quiet.skip_message == "nothing to re-audit"
 
         affected = ids["regions"][1:3]
         add_fact(db, spec.name, "regions", "The Napa Valley AVA is in California's North Coast.", affected)

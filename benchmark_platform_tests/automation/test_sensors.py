@@ -12,8 +12,8 @@ from benchmark_platform.defs.automation.schedules import build_schedules
 from benchmark_platform.defs.automation.sensors import (
     MODEL_TAG,
     new_model_evaluation,
-    taxonomy_automation,
     taxonomy_partitions,
+    taxonomy_sensor,
 )
 from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key, source_partitions
 from benchmark_platform.evaluation.config import SlateEntry
@@ -106,21 +106,29 @@ def kina_copy(tmp_path: Path) -> Path:
     return tmp_path / "spec.yaml"
 
 
-def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(kina_copy, instance, db) -> None:
+def test_taxonomy_change_adds_and_removes_partitions_and_registers_leaves_without_a_run(
+    kina_copy, instance, db
+) -> None:
     spec = load_spec(kina_copy)
-    job, sensor = taxonomy_automation(spec)
-    defs = dg.Definitions(jobs=[job], sensors=[sensor], resources={"database": DatabaseResource(url=db.url)})
+    sensor = taxonomy_sensor(spec)
+    defs = dg.Definitions(sensors=[sensor], resources={"database": DatabaseResource(url=db.url)})
 
     def context(cursor: str | None = None) -> dg.SensorEvaluationContext:
         # with an instance ref, as the daemon gives: run requests for new dynamic partitions are then resolvable
         return dg.build_sensor_context(
-            instance=instance, instance_ref=instance.get_ref(), definitions=defs, cursor=cursor
+            instance=instance,
+            instance_ref=instance.get_ref(),
+            definitions=defs,
+            cursor=cursor,
+            resources={"database": DatabaseResource(url=db.url)},
         )
 
     first = sensor.evaluate_tick(context())
     [added] = first.dynamic_partitions_requests
     assert added.partition_keys == spec.discipline_keys and len(added.partition_keys) == 261
-    assert len(first.run_requests) == 261
+    assert first.run_requests == []  # registering 261 leaves launches no run (it once queued 261)
+    registered = db.scalar("SELECT count(*) FROM disciplines WHERE spec = 'kina'")
+    assert registered == 261
     instance.add_dynamic_partitions(taxonomy_partitions(spec).name, added.partition_keys)  # what the daemon does
 
     unchanged = sensor.evaluate_tick(context(first.cursor))
@@ -143,14 +151,7 @@ def test_taxonomy_change_adds_and_removes_partitions_and_registers_the_new_leaf(
         "AddDynamicPartitionsRequest": ["mariculture", "agroecology"],
         "DeleteDynamicPartitionsRequest": ["crop_science"],
     }
-    assert sorted(r.partition_key for r in tick.run_requests) == ["agroecology", "mariculture"]
-
-    instance.add_dynamic_partitions(taxonomy_partitions(spec).name, ["mariculture"])
-    # what the sensor's run request launches (execute_in_process's partition_key cannot resolve dynamic partitions)
-    result = defs.resolve_job_def(job.name).execute_in_process(
-        instance=instance, tags={"dagster/partition": "mariculture"}
-    )
-    assert result.success
+    assert tick.run_requests == []
     row = db.query("SELECT path FROM disciplines WHERE spec = 'kina' AND discipline = 'mariculture'")
     assert row == [{"path": ["Agronomy", "Aquaculture", "Mariculture"]}]
     with db.transaction() as conn, conn.cursor() as cur:
@@ -177,3 +178,35 @@ def test_schedules_request_every_partition_in_as_few_runs_as_the_policy_allows(w
         wine_spec.discipline_keys[-1],
     )
     assert when.isoformat() in evaluation.run_key  # one run per tick, however often the tick is retried
+
+
+def test_a_scheduled_backfill_submits_one_backfill_of_every_discipline_per_cron_tick(wine_spec, instance) -> None:
+    from benchmark_platform.automation.config import BackfillSchedule
+    from benchmark_platform.defs.automation.backfills import SCHEDULE_TAG, backfill_sensor, due_tick
+
+    entry = BackfillSchedule(name="rescore", assets=["support_centrality", "selected_facts"], cron="0 5 * * 0")
+    spec = wine_spec.model_copy(update={"automation": wine_spec.automation.model_copy(update={"backfills": [entry]})})
+    sensor = backfill_sensor(spec, entry)
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED  # off unless the spec says running
+    partitions = discipline_partitions(spec)
+    defs = dg.Definitions(
+        assets=[stand_in(spec, "support_centrality", partitions), stand_in(spec, "selected_facts", partitions)],
+        sensors=[sensor],
+    )
+
+    def tick(cursor: str | None):
+        return sensor.evaluate_tick(dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor))
+
+    first = tick(None)  # turned on: waits for the next tick
+    assert first.run_requests == [] and first.cursor is not None
+    assert tick(first.cursor).run_requests == []
+    week_ago = datetime(2026, 11, 21, tzinfo=UTC).timestamp()  # a Saturday: Sunday 05:00 passed since
+    [request] = tick(str(week_ago)).run_requests
+    subset = request.asset_graph_subset
+    assert subset is not None and request.tags[SCHEDULE_TAG] == "rescore"
+    assert subset.asset_keys == {key(spec, "support_centrality"), key(spec, "selected_facts")}
+    assert subset.num_partitions_and_non_partitioned_assets == 2 * len(spec.discipline_keys)
+    # a restarted daemon resumes from the stored tick: the same tick is not submitted twice
+    resumed = tick(str(week_ago))
+    assert resumed.cursor == str(datetime(2026, 11, 29, 5, tzinfo=UTC).timestamp())
+    assert due_tick(entry.cron, "UTC", float(resumed.cursor), float(resumed.cursor) + 3600) is None

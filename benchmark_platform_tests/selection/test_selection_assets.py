@@ -10,6 +10,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from benchmark_platform.anchors import load_anchor_set
+from benchmark_platform.anchors.persist import record_import
 from benchmark_platform.defs.anchors import build_defs as anchors_defs
 from benchmark_platform.defs.centrality import build_defs as centrality_defs
 from benchmark_platform.defs.common import DatabaseResource
@@ -167,19 +169,25 @@ def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_
     assert wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = 'viticulture'") == 0
 
 
-def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
+def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path, fresh_database):
     spec = load_spec("wine")
     copy = tmp_path / "wine"
     shutil.copytree(spec.anchors_dir, copy / "anchors")
     moved = spec.model_copy(update={"directory": copy})
     stage = anchors_defs(moved)
     (sensor,) = stage.sensors
+    database = Database(fresh_database())
+    migrate(database)
     defs = dg.Definitions(
-        assets=stage.assets, sensors=[sensor], resources={"database": DatabaseResource(url="postgresql://unused")}
+        assets=stage.assets, sensors=[sensor], resources={"database": DatabaseResource(url=database.url)}
     )
 
     def tick(cursor):
-        return sensor.evaluate_tick(dg.build_sensor_context(cursor=cursor, definitions=defs))
+        return sensor.evaluate_tick(
+            dg.build_sensor_context(
+                cursor=cursor, definitions=defs, resources={"database": DatabaseResource(url=database.url)}
+            )
+        )
 
     first = tick(None)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(spec.discipline_keys)
@@ -191,6 +199,11 @@ def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path):
     changed = tick(first.cursor)
     assert [r.partition_key for r in changed.run_requests] == ["business"]
     assert json.loads(changed.cursor)["business"] != json.loads(first.cursor)["business"]
+
+    # a daemon without a cursor over a database where the anchors are imported re-imports nothing
+    for discipline in spec.discipline_keys:
+        record_import(database, spec.name, load_anchor_set(copy / "anchors" / discipline))
+    assert tick(None).run_requests == []
 
 
 def test_a_bad_anchor_file_fails_the_import_naming_the_row_and_writes_nothing(wine_db, tmp_path):

@@ -6,7 +6,7 @@ import dagster as dg
 
 from benchmark_platform.anchors import anchor_files, load_anchor_set, version_of
 from benchmark_platform.anchors.io import MAIN_FILE
-from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.anchors.persist import latest_import_versions, record_import
 from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -55,11 +55,17 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     @dg.sensor(
         name=f"{spec.name}_anchor_files",
         asset_selection=[anchors_key],
-        minimum_interval_seconds=60,
-        description="Re-imports a discipline's anchors when its files are added or change (content hash).",
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: it requests only disciplines whose files differ from both the cursor and the stored import, so a
+        # fresh daemon over an imported database launches nothing
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Re-imports a discipline's anchors when its files are added or change (content hash); files "
+        "already imported (the latest stored version) are not re-imported.",
     )
-    def anchor_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        seen = json.loads(context.cursor) if context.cursor else {}
+    def anchor_files_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult:
+        # the cursor (in the instance's Postgres storage) survives daemon restarts; without one (first tick, or a
+        # reset cursor) the stored imports say what is already in
+        seen = json.loads(context.cursor) if context.cursor else latest_import_versions(database.db, spec.name)
         now = {}
         for discipline in spec.discipline_keys:
             folder = spec.anchors_dir / discipline

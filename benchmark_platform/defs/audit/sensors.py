@@ -1,18 +1,51 @@
-"""Re-audit: a sensor compares each discipline's items (content and linked facts) and the tracked agents' current
-versions with the latest audit run, and requests the audit of exactly the disciplines with stale items; that run
-re-judges exactly the stale items and carries every other finding over. New facts linked to items, edited facts,
-new items and a new agent version all show up as stale items."""
+"""Re-audit: a sensor asks the audit stage, per discipline, whether the latest audit run still matches the current
+inputs (items with their linked and related facts, agent versions, settings, answers) and requests the audit of
+exactly the disciplines where it does not. That run re-judges exactly the stale items and carries every other
+finding over; answers landing alone re-run the answer-dependent pool agents (K3 flagship difficulty, D1
+self-preference) while every item-level finding carries over. Findings stay append-only: a new audit run (version).
 
-import hashlib
+Why a sensor and not an automation condition on `items`: whether an audit is due depends on rows (new facts on the
+same entity and attribute, answers), not only on upstream materialisations; and the run key is the inputs' digest,
+so a failing audit is not retried in a loop (the same inputs are requested once; new inputs, a new request)."""
 
 import dagster as dg
 
-from benchmark_platform.audit.stage import stale_items
-from benchmark_platform.defs.common import DatabaseResource, key
+from benchmark_platform.audit.stage import pending_audit
+from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
+from benchmark_platform.generation.plan import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
-TRIGGER_TAG = "benchmark_platform/trigger"
+__all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "reaudit_sensor"]
+
+PARTITION_TAG = "dagster/partition"
 STALE_TAG = "benchmark_platform/stale_items"
+ANSWERED_TAG = "benchmark_platform/answered_items"
+
+
+ACTIVE = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+
+
+def _latest(instance: dg.DagsterInstance, asset: dg.AssetKey, partition: str) -> float:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset, asset_partitions=[partition]), limit=1
+    ).records
+    return records[0].timestamp if records else 0.0
+
+
+def upstream_settled(instance: dg.DagsterInstance, spec: BenchmarkSpec, discipline: str) -> bool:
+    """No run of the discipline is queued or running, and, where generation is automatic, its items were
+    regenerated after its facts last changed. Without this, new facts would be audited twice: once as soon as
+    the facts land (their items' links changed), again when the eager chain has regenerated the items."""
+    if instance.get_runs(dg.RunsFilter(statuses=ACTIVE, tags={PARTITION_TAG: discipline}), limit=1):
+        return False
+    if not spec.sources or not generation_is_automatic(spec):
+        return True  # items that wait for a person: audit what there is
+    return _latest(instance, key(spec, "items"), discipline) >= _latest(instance, key(spec, "facts"), discipline)
 
 
 def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
@@ -22,23 +55,36 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         name=f"{spec.name}_reaudit_stale_items",
         asset_selection=[audit_key],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: one run per discipline and set of inputs at most; a fresh daemon over an audited database requests none
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-audits the items whose facts or content changed, or whose agents have a new version.",
+        description="Re-audits the items whose facts (linked, or new ones on the same entity and attribute) or "
+        "content changed, or whose agents have a new version; new answers re-run K3 and D1.",
     )
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
         requests = []
         for discipline in spec.discipline_keys:
-            stale = stale_items(database.db, spec, discipline)
-            if stale:
-                digest = hashlib.sha256("\n".join(stale).encode()).hexdigest()[:16]
-                requests.append(
-                    dg.RunRequest(
-                        run_key=f"reaudit:{discipline}:{digest}",
-                        partition_key=discipline,
-                        tags={TRIGGER_TAG: "stale_items", STALE_TAG: str(len(stale))},
-                    )
+            if not upstream_settled(context.instance, spec, discipline):
+                continue  # the automation is still regenerating this discipline: audit once, when it is done
+            pending = pending_audit(database.db, spec, discipline)
+            # a digest changed by corpus-level inputs only (no stale item, no item whose flagship answers changed)
+            # waits for the next audit: it re-judges no item, and a fresh daemon over a built database stays quiet
+            if pending is None or not (pending.stale_items or pending.answered_items):
+                continue
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"reaudit:{discipline}:{pending.digest[:16]}",
+                    partition_key=discipline,
+                    tags={
+                        TRIGGER_TAG: pending.trigger,
+                        STALE_TAG: str(len(pending.stale_items)),
+                        ANSWERED_TAG: str(len(pending.answered_items)),
+                    },
                 )
-                context.log.info(f"{discipline}: {len(stale)} stale items, e.g. {stale[:5]}")
-        return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("no stale items")
+            )
+            context.log.info(
+                f"{discipline}: {len(pending.stale_items)} stale items, e.g. {pending.stale_items[:5]}; "
+                f"{len(pending.answered_items)} items with new answers, e.g. {pending.answered_items[:5]}"
+            )
+        return dg.SensorResult(run_requests=requests) if requests else dg.SkipReason("nothing to re-audit")
 
     return reaudit

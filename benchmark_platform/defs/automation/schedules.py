@@ -18,6 +18,9 @@ def _every_partition(
         cron_schedule=cron,
         execution_timezone=spec.automation.timezone,
         target=dg.AssetSelection.assets(asset_key),
+        # off: every partition at once (re-reading every source, re-asking every model) is a person's decision;
+        # turn it on in the UI (Automation) once the spec's crons suit
+        default_status=dg.DefaultScheduleStatus.STOPPED,
         description=description,
     )
     def every_partition(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:

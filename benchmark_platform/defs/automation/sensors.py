@@ -23,7 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from benchmark_platform.automation.persist import record_leaf
+from benchmark_platform.automation.persist import record_leaves
 from benchmark_platform.defs.automation.requests import partition_run_requests
 from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec, load_spec
@@ -37,52 +37,34 @@ def taxonomy_partitions(spec: BenchmarkSpec) -> dg.DynamicPartitionsDefinition:
     return dg.DynamicPartitionsDefinition(name=f"{spec.name}_taxonomy")
 
 
-def taxonomy_automation(spec: BenchmarkSpec) -> tuple[dg.JobDefinition, dg.SensorDefinition]:
+def taxonomy_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
     partitions = taxonomy_partitions(spec)
-
-    @dg.op(name=f"{spec.name}_register_leaf")
-    def register_leaf(context: dg.OpExecutionContext, database: DatabaseResource) -> None:
-        leaf = context.partition_key
-        paths = dict(load_spec(spec_file(spec)).leaves)
-        if leaf not in paths:
-            raise dg.Failure(f"{spec_file(spec)}: taxonomy has no leaf {leaf!r} any more")
-        record_leaf(database.db, spec.name, leaf, paths[leaf])
-        context.log.info(f"{spec.name}: leaf {leaf} registered at {' > '.join(paths[leaf])}")
-
-    @dg.job(
-        name=f"{spec.name}_register_taxonomy_leaf",
-        partitions_def=partitions,
-        description="Record one taxonomy leaf (partition) in the disciplines table.",
-    )
-    def register_job() -> None:
-        register_leaf()
 
     @dg.sensor(
         name=f"{spec.name}_taxonomy_sensor",
-        job=register_job,
         minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: it launches no run (the leaves are recorded here, in one statement), so it cannot flood the queue
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set.",
+        description="Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set and are "
+        "recorded in the disciplines table (no run: one upsert of every leaf when the taxonomy changed).",
     )
-    def taxonomy_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-        leaves = [leaf for leaf, _ in load_spec(spec_file(spec)).leaves]
-        digest = hashlib.sha256(json.dumps(leaves).encode()).hexdigest()
+    def taxonomy(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
+        leaves = load_spec(spec_file(spec)).leaves
+        digest = hashlib.sha256(json.dumps([leaf for leaf, _ in leaves]).encode()).hexdigest()
         if context.cursor == digest:
             return dg.SkipReason("taxonomy unchanged")
         known = set(context.instance.get_dynamic_partitions(partitions.name))
-        added = [leaf for leaf in leaves if leaf not in known]
-        removed = sorted(known - set(leaves))
+        added = [leaf for leaf, _ in leaves if leaf not in known]
+        removed = sorted(known - {leaf for leaf, _ in leaves})
         changes = ([partitions.build_add_request(added)] if added else []) + (
             [partitions.build_delete_request(removed)] if removed else []
         )
-        context.log.info(f"{spec.name} taxonomy: {len(added)} new leaves, {len(removed)} removed")
-        return dg.SensorResult(
-            cursor=digest,
-            dynamic_partitions_requests=changes,
-            run_requests=[dg.RunRequest(partition_key=leaf, run_key=f"leaf:{leaf}:{digest[:16]}") for leaf in added],
-        )
+        # every leaf, not only the added ones: a moved leaf's path is updated too (an idempotent upsert)
+        record_leaves(database.db, spec.name, leaves)
+        context.log.info(f"{spec.name} taxonomy: {len(added)} new leaves, {len(removed)} removed; leaves recorded")
+        return dg.SensorResult(cursor=digest, dynamic_partitions_requests=changes)
 
-    return register_job, taxonomy_sensor
+    return taxonomy
 
 
 def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
@@ -113,3 +95,17 @@ def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
         return dg.SensorResult(cursor=json.dumps(slate), run_requests=requests)
 
     return new_models
+
+
+def automation_condition_sensor(spec: BenchmarkSpec) -> dg.AutomationConditionSensorDefinition:
+    """The assets' automation conditions (eager extraction, re-scoring, re-selection, generation within the LLM
+    cap), evaluated on purpose: Dagster's default sensor for them is off, so the eager edges would never fire.
+    Each tick submits what became due as one backfill (one run per partition); `eager` requests a partition once
+    per upstream update, so a failed run is not retried until its inputs change again."""
+    return dg.AutomationConditionSensorDefinition(
+        f"{spec.name}_automation_condition_sensor",
+        target=dg.AssetSelection.all(),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        description="Evaluates the assets' automation conditions; on by default (see README, Automation).",
+    )

@@ -2,11 +2,13 @@
 near-duplicates removed and a quality report (facts)."""
 
 import hashlib
+import json
 import time
 
 import dagster as dg
 
 from benchmark_platform.defs.common import (
+    TRIGGER_TAG,
     DatabaseResource,
     EmbedderResource,
     counts_metadata,
@@ -15,6 +17,7 @@ from benchmark_platform.defs.common import (
     source_partitions,
 )
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, llm_metadata
+from benchmark_platform.facts.persist import candidate_digests
 from benchmark_platform.facts.run import build_facts, extract_source
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -39,6 +42,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=source_partitions(spec),
         group_name="facts",
         deps=[key(spec, "source_documents")],
+        # eager: a source's new ingest run re-extracts that source only (source partitions map one to one)
+        automation_condition=dg.AutomationCondition.eager(),
         code_version=_code_version(spec, "candidates"),
         description="Atomic fact candidates of one source through the five filters of OenoBench B.1 (sentence "
         "and conjunction split, reference resolution, domain classification, length/predicate "
@@ -117,7 +122,44 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             }
         )
 
-    return dg.Definitions(assets=[fact_candidates, facts])
+    return dg.Definitions(assets=[fact_candidates, facts], sensors=[new_candidates_sensor(spec)])
+
+
+def new_candidates_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
+    """Why a sensor and not an automation condition on `facts`: every discipline reads every source's candidates
+    (AllPartitionMapping), so an eager condition would rebuild all disciplines after any source's extraction. The
+    candidates' digest per discipline says which disciplines a new document touched; only those are rebuilt."""
+    facts_key = key(spec, "facts")
+
+    @dg.sensor(
+        name=f"{spec.name}_new_fact_candidates",
+        asset_selection=[facts_key],
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: the first tick records the digests as deployed and requests nothing (a built database stays quiet);
+        # the cursor lives in the instance's Postgres storage, so a daemon restart does not re-request
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Rebuilds the facts of exactly the disciplines whose fact candidates changed (a new or "
+        "changed document), one run per discipline and candidate set.",
+    )
+    def new_candidates(
+        context: dg.SensorEvaluationContext, database: DatabaseResource
+    ) -> dg.SensorResult | dg.SkipReason:
+        now = candidate_digests(database.db, spec.name)
+        if context.cursor is None:
+            return dg.SensorResult(
+                cursor=json.dumps(now, sort_keys=True), skip_reason=dg.SkipReason("candidates as deployed")
+            )
+        seen = json.loads(context.cursor)
+        changed = sorted(d for d in now if d in spec.discipline_keys and seen.get(d) != now[d])
+        requests = [
+            dg.RunRequest(run_key=f"facts:{d}:{now[d]}", partition_key=d, tags={TRIGGER_TAG: "new_candidates"})
+            for d in changed
+        ]
+        if requests:
+            context.log.info(f"candidates changed in {changed}")
+        return dg.SensorResult(run_requests=requests, cursor=json.dumps(now, sort_keys=True))
+
+    return new_candidates
 
 
 def _report_markdown(rows: list) -> str:

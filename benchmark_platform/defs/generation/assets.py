@@ -12,7 +12,7 @@ import dagster as dg
 
 from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
 from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
-from benchmark_platform.generation.plan import expected_calls
+from benchmark_platform.generation.plan import expected_calls, generation_is_automatic
 from benchmark_platform.generation.stage import generate_discipline
 from benchmark_platform.generation.strategies import PROMPTS_DIR
 from benchmark_platform.spec import BenchmarkSpec
@@ -40,6 +40,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=discipline_partitions(spec),
         group_name="generation",
         deps=[key(spec, "selected_facts")],
+        # eager when generation spends no more LLM calls per item than the spec lets automation spend; else None:
+        # a person (UI launch) or a scheduled backfill generates. New items are then audited by the re-audit sensor
+        automation_condition=dg.AutomationCondition.eager() if generation_is_automatic(spec) else None,
         code_version=_code_version(spec),
         pool=busiest_pool(models, expected_calls(config)),
         required_resource_keys={"database", "embedder", *(["llm"] if models else [])},

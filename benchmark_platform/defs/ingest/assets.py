@@ -1,13 +1,16 @@
 """Ingest: one partition per source; a run reads the source through the fetcher resource (replaying the spec's
 snapshot store by default), stores its documents with their verified traces, and checks the stored partition."""
 
+import json
+
 import dagster as dg
 
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key, source_partitions
+from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, counts_metadata, key, source_partitions
 from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.ingest.checks import CHECKS, check_source, source_rows
 from benchmark_platform.ingest.persist import store_ingest
+from benchmark_platform.ingest.snapshot import recorded_version
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -59,4 +62,44 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             check_results=checks,
         )
 
-    return dg.Definitions(assets=[source_documents], resources={"fetcher": SourceFetcher()})
+    return dg.Definitions(
+        assets=[source_documents], sensors=[recorded_documents_sensor(spec)], resources={"fetcher": SourceFetcher()}
+    )
+
+
+def recorded_documents_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
+    """Why a sensor: in replay mode (the default) a source's documents change only when its recordings do, which no
+    asset materialisation tells Dagster. Live mode is left to the reingest schedule: a live run records what it
+    fetched, and watching its own recordings would only echo it."""
+    sources = [s for s in spec.sources if s.listed_urls()]  # adapters that build their own requests: the schedule
+
+    @dg.sensor(
+        name=f"{spec.name}_recorded_documents",
+        asset_selection=[key(spec, "source_documents")],
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        # on: it requests a source only when a recording with new content was added; the first tick records the
+        # store as deployed, and the cursor (in Postgres) survives daemon restarts
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Re-ingests exactly the sources whose recorded responses (replay store) changed content.",
+    )
+    def recorded_documents(
+        context: dg.SensorEvaluationContext, fetcher: SourceFetcher
+    ) -> dg.SensorResult | dg.SkipReason:
+        if fetcher.mode != "replay":
+            return dg.SkipReason("live mode: the reingest schedule re-reads the sources")
+        store = fetcher.store(spec.snapshot_dir)
+        now = {s.id: recorded_version(store, s.listed_urls()) for s in sources}
+        cursor = json.dumps(now, sort_keys=True)
+        if context.cursor is None:
+            return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("recordings as deployed"))
+        seen = json.loads(context.cursor)
+        requests = [
+            dg.RunRequest(
+                run_key=f"recorded:{source}:{version}", partition_key=source, tags={TRIGGER_TAG: "new_recording"}
+            )
+            for source, version in sorted(now.items())
+            if seen.get(source) != version
+        ]
+        return dg.SensorResult(run_requests=requests, cursor=cursor)
+
+    return recorded_documents

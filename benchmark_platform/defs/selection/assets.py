@@ -40,6 +40,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=discipline_partitions(spec),
         group_name="selection",
         deps=[key(spec, "support_centrality")],
+        # eager: a re-scored discipline re-selects (identity partitions: only that discipline); items are content-
+        # derived, so an unchanged selection regenerates the same items and the audit finds nothing stale
+        automation_condition=dg.AutomationCondition.eager(),
         code_version=f"kina-selection-1:{params_version}",
         description="Topic pre-approval: the K_d facts maximising F_d^sp under stratum quotas and the "
         "duplicate bound (lazy greedy with repair, exact MIP for small shortlists), with a "

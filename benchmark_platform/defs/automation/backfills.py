@@ -1,0 +1,81 @@
+"""Scheduled partition backfills (`automation.backfills` in the spec): per entry, a job over the chosen assets (the
+UI launches it as a backfill of every discipline partition) and a cron-driven sensor that submits the same backfill.
+
+Why a sensor and not a `dg.schedule`: only the sensor daemon turns a request into a backfill (one backfill per tick,
+shown under Backfills, its runs queued on the assets' pools); a schedule could only launch one run per partition.
+The cursor is the last tick handled, stored in the instance's Postgres: a restarted daemon does not repeat a tick,
+and a tick missed while the daemon was down is handled once, not once per missed tick."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+import dagster as dg
+from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
+from dagster._core.definitions.events import AssetKeyPartitionKey
+from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+from dagster._utils.schedules import cron_string_iterator
+
+from benchmark_platform.automation.config import BackfillSchedule
+from benchmark_platform.defs.common import discipline_partitions, key
+from benchmark_platform.spec import BenchmarkSpec
+
+SCHEDULE_TAG = "benchmark_platform/schedule"
+
+
+def due_tick(cron: str, timezone: str, last: float, now: float) -> datetime | None:
+    """The latest cron tick after `last` and at or before `now` (None: no tick passed)."""
+    due = None
+    for tick in cron_string_iterator(last, cron, timezone):
+        if tick.timestamp() > now:
+            break
+        if tick.timestamp() > last:
+            due = tick
+    return due
+
+
+def backfill_job(spec: BenchmarkSpec, entry: BackfillSchedule) -> UnresolvedAssetJobDefinition:
+    return dg.define_asset_job(
+        f"{spec.name}_backfill_{entry.name}",
+        selection=dg.AssetSelection.assets(*[key(spec, a) for a in entry.assets]),
+        partitions_def=discipline_partitions(spec),
+        tags={SCHEDULE_TAG: entry.name},
+        description=f"{', '.join(entry.assets)} of a chosen set of disciplines; Launch backfill → all partitions.",
+    )
+
+
+def backfill_sensor(spec: BenchmarkSpec, entry: BackfillSchedule) -> dg.SensorDefinition:
+    keys = [key(spec, a) for a in entry.assets]
+    partitions = discipline_partitions(spec)
+
+    @dg.sensor(
+        name=f"{spec.name}_backfill_{entry.name}_schedule",
+        asset_selection=keys,
+        minimum_interval_seconds=spec.automation.sensor_interval_s,
+        default_status=dg.DefaultSensorStatus.RUNNING if entry.running else dg.DefaultSensorStatus.STOPPED,
+        description=f"At `{entry.cron}` ({spec.automation.timezone}): one backfill of {', '.join(entry.assets)} "
+        "over every discipline partition.",
+    )
+    def scheduled_backfill(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        now = time.time()
+        if context.cursor is None:  # turned on: the next tick is the first one
+            return dg.SensorResult(cursor=str(now), skip_reason=dg.SkipReason("waiting for the next cron tick"))
+        tick = due_tick(entry.cron, spec.automation.timezone, float(context.cursor), now)
+        if tick is None:
+            return dg.SensorResult(skip_reason=dg.SkipReason("no cron tick since the last backfill"))
+        assert context.repository_def is not None  # the daemon evaluates a sensor within its code location
+        subset = AssetGraphSubset.from_asset_partition_set(
+            {AssetKeyPartitionKey(k, p) for k in keys for p in partitions.get_partition_keys()},
+            context.repository_def.asset_graph,
+        )
+        request = dg.RunRequest.for_asset_graph_subset(subset, tags={SCHEDULE_TAG: entry.name})
+        context.log.info(f"{entry.name}: tick {tick.isoformat()}, backfill of {len(partitions.get_partition_keys())}")
+        return dg.SensorResult(run_requests=[request], cursor=str(tick.timestamp()))
+
+    return scheduled_backfill
+
+
+def build_backfills(spec: BenchmarkSpec) -> tuple[list[UnresolvedAssetJobDefinition], list[dg.SensorDefinition]]:
+    entries = spec.automation.backfills
+    return [backfill_job(spec, e) for e in entries], [backfill_sensor(spec, e) for e in entries]
