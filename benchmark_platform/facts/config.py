@@ -27,6 +27,11 @@ class FactTemplate(BaseModel):
     # the subject as questions name it when the source writes it otherwise (the customs file cuts département names
     # at 15 characters: '13 BOUCHES-DU-R' -> 'Bouches-du-Rhône'); used in the fact's text and as its subject
     subject_names: dict[str, str] = Field(default_factory=dict)
+    # a regular expression the whole value must match ('[0-9.]+' for an area): rows whose columns are shifted give
+    # no fact, they are recorded as rejections
+    value_pattern: str | None = None
+    # subject values that name an aggregate row, not an entity ('AUTRES', 'Inconnu'): recorded as rejections
+    skip_subjects: list[str] = Field(default_factory=list)
 
 
 class GazetteerFile(BaseModel):

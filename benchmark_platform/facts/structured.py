@@ -97,6 +97,23 @@ def extract_structured(
                     )
                 )
                 continue
+            unusable = _unusable_row(template, str(subject).strip(), str(value).strip())
+            if unusable is not None:
+                reason, text, field = unusable
+                rejections.append(
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        offset,
+                        offset + 1,
+                        "template",
+                        reason,
+                        text,
+                        detail=field,
+                        discipline=template.discipline,
+                    )
+                )
+                continue
             value = str(value).strip()
             span = value_span(document.text, offset, template.field, value)
             if span is not None and config.list_separator and config.list_separator in value:
@@ -123,6 +140,15 @@ def extract_structured(
                 candidate = _fact(document, template, record, part, str(subject).strip(), part_span, config, gazetteer)
                 _check(candidate, document, part_span, template, config, on_topic, candidates, rejections)
     return candidates, rejections
+
+
+def _unusable_row(template: FactTemplate, subject: str, value: str) -> tuple[str, str, str] | None:
+    """Why a record gives this template no fact (reason, offending text, field), or None when it may."""
+    if subject in template.skip_subjects:
+        return "an aggregate row, not an entity", subject, template.subject_field
+    if template.value_pattern is not None and not re.fullmatch(template.value_pattern, value):
+        return "value does not match the field's pattern", value, template.field
+    return None
 
 
 def _parts(text: str, span: tuple[int, int], value: str, separator: str) -> list[tuple[str, tuple[int, int]]]:

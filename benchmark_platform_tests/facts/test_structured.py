@@ -117,3 +117,21 @@ def test_a_template_naming_a_missing_field_is_an_error_naming_the_document(wine_
     )
     with pytest.raises(TemplateError, match="doc-7.*'nowhere'"):
         extract_structured(document, config, gazetteer, OnTopic([]))
+
+
+def test_franceagrimer_varieties_are_named_as_questions_name_them_and_aggregate_rows_are_no_entity(
+    wine_spec, gazetteer, shared_data
+):
+    text = (shared_data / "fr_official_stats" / "area_cepages_france_yearly.csv").read_text(encoding="utf-8")
+    document = SourceDocument("areas", "franceagrimer_grape_areas", "text/csv", "areas", text)
+    candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
+    cabernet = next(c for c in candidates if c.attributes["subject"] == "Cabernet Sauvignon (2009)")
+    assert cabernet.text.startswith(
+        "In 2009, the FranceAgriMer survey recorded "
+    ) and "hectares of Cabernet Sauvignon in" in (cabernet.text)
+    assert cabernet.mentions[0].entity_id == gazetteer.lookup("Cabernet Sauvignon").entity_id  # the rulebooks' variety
+    assert not any("CABER." in c.text or "AUTRES" in c.text or "Inconnu" in c.text for c in candidates)
+    skipped = {r.text for r in rejections if r.reason == "an aggregate row, not an entity"}
+    assert skipped == {"AUTRES", "Inconnu", "HYBRID.DIV.CUVE", "VINIFS. CUVE"}
+    shifted = [r for r in rejections if r.reason == "value does not match the field's pattern"]
+    assert {r.text for r in shifted} >= {"GRENACHE N", "CABER.SAUVIGNON N"}  # 2014's ranking in the number columns
