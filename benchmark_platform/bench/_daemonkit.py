@@ -119,8 +119,14 @@ def daemon_tree(workspace_file: Path, db_url: str, logs: Path) -> Iterator[Daemo
             try:
                 process.wait(timeout=60)
             except subprocess.TimeoutExpired:
+                pass
+            # what is left of the tree (a code server restarted under load outlived its parent once): killed, as
+            # it is in the tree's own process group, nothing else is
+            try:
                 os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            except ProcessLookupError:
+                pass
+            process.wait()
 
 
 def record_new_version(store_dir: Path, url: str, append: dict[str, str]) -> None:
