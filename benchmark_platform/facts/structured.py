@@ -81,25 +81,11 @@ def extract_structured(
     for record, offset in records(document):
         for template in templates:
             value, subject = record.get(template.field), record.get(template.subject_field)
-            if value in (None, "") or subject in (None, ""):
-                empty = template.field if value in (None, "") else template.subject_field
-                rejections.append(
-                    Rejection(
-                        document.source_id,
-                        document.document_id,
-                        offset,
-                        offset + 1,
-                        "template",
-                        "empty field",
-                        "",
-                        detail=empty,
-                        discipline=template.discipline,
-                    )
-                )
-                continue
-            unusable = _unusable_row(template, str(subject).strip(), str(value).strip())
-            if unusable is not None:
-                reason, text, field = unusable
+            problem = _unusable_row(template, subject, value)
+            value = str(value).strip()
+            span = value_span(document.text, offset, template.field, value) if problem is None else None
+            if span is None:
+                reason, text, detail = problem or ("value not in the document text", value, template.field)
                 rejections.append(
                     Rejection(
                         document.source_id,
@@ -109,45 +95,30 @@ def extract_structured(
                         "template",
                         reason,
                         text,
-                        detail=field,
+                        detail=detail,
                         discipline=template.discipline,
                     )
                 )
                 continue
-            value = str(value).strip()
-            span = value_span(document.text, offset, template.field, value)
-            if span is not None and config.list_separator and config.list_separator in value:
+            if config.list_separator and config.list_separator in value:
                 # a multi-valued field gives one fact per value, each anchored at its own part of the value's span
                 parts = _parts(document.text, span, value, config.list_separator)
             else:
-                parts = [(value, span)] if span is not None else []
-            if span is None:
-                rejections.append(
-                    Rejection(
-                        document.source_id,
-                        document.document_id,
-                        offset,
-                        offset + 1,
-                        "template",
-                        "value not in the document text",
-                        value,
-                        detail=template.field,
-                        discipline=template.discipline,
-                    )
-                )
-                continue
+                parts = [(value, span)]
             for part, part_span in parts:
                 candidate = _fact(document, template, record, part, str(subject).strip(), part_span, config, gazetteer)
                 _check(candidate, document, part_span, template, config, on_topic, candidates, rejections)
     return candidates, rejections
 
 
-def _unusable_row(template: FactTemplate, subject: str, value: str) -> tuple[str, str, str] | None:
+def _unusable_row(template: FactTemplate, subject: object, value: object) -> tuple[str, str, str] | None:
     """Why a record gives this template no fact (reason, offending text, field), or None when it may."""
-    if subject in template.skip_subjects:
-        return "an aggregate row, not an entity", subject, template.subject_field
-    if template.value_pattern is not None and not re.fullmatch(template.value_pattern, value):
-        return "value does not match the field's pattern", value, template.field
+    if value in (None, "") or subject in (None, ""):
+        return "empty field", "", template.field if value in (None, "") else template.subject_field
+    if str(subject).strip() in template.skip_subjects:
+        return "an aggregate row, not an entity", str(subject).strip(), template.subject_field
+    if template.value_pattern is not None and not re.fullmatch(template.value_pattern, str(value).strip()):
+        return "value does not match the field's pattern", str(value).strip(), template.field
     return None
 
 
