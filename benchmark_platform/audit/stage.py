@@ -8,10 +8,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-
-import polars as pl
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING, AuditItem
 from benchmark_platform.audit.calibration import KappaRow, advisory_agents, calibrate, human_defects, read_gold_sheet
@@ -38,8 +35,7 @@ from benchmark_platform.audit.pool import (
 )
 from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
-from benchmark_platform.evaluation.config import ResultsImport
-from benchmark_platform.evaluation.importers import read_results_import
+from benchmark_platform.evaluation.importers import read_import_once
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
@@ -177,9 +173,7 @@ def answers_for_audit(spec: BenchmarkSpec, item_ids: set[str], stored: list[Answ
     """
     imported: list[Answer] = []
     for entry in spec.evaluation.imports:
-        path = entry.path if entry.path.is_absolute() else spec.directory / entry.path
-        stamp = path.stat().st_mtime_ns if path.exists() else 0  # a changed file is read again
-        frame = _read_import(entry.model_dump_json(), spec.directory, stamp)
+        frame = read_import_once(entry, spec.directory)
         for row in frame.filter(frame["item_id"].is_in(sorted(item_ids))).iter_rows(named=True):
             imported.append(Answer(row["item_id"], row["model"], entry.family or row["model"], row["correct"]))
     models = {a.model for a in imported}
@@ -212,12 +206,6 @@ async def sheet_kappa_report(
     findings = (await run_audit(items, ctx, agents=ungated)).findings
     rows = calibrate(findings, human_defects([r for s in sheets for r in s.ratings], spec.audit), spec.audit, spec.seed)
     return rows, advisory_agents(rows)
-
-
-@lru_cache(maxsize=8)
-def _read_import(entry_json: str, directory: Path, stamp: int) -> pl.DataFrame:
-    """An imports file read once per content stamp: the re-audit sensor asks every discipline, every tick."""
-    return read_results_import(ResultsImport.model_validate_json(entry_json), directory)
 
 
 def tracked_agents(spec: BenchmarkSpec) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ import json
 import re
 import zipfile
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -309,7 +310,7 @@ def read_inspect_log(path: Path, *, scorer: str | None = None, discipline_key: s
 
 def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
     """One `evaluation.imports` entry of a spec -> results (model renamed when the entry names one)."""
-    path = entry.path if entry.path.is_absolute() else base_dir / entry.path
+    path = _import_path(entry, base_dir)
     if not path.exists():
         raise ValueError(f"evaluation.imports: {path} does not exist")
     if entry.format == "mmlu_pro_outputs":
@@ -325,12 +326,29 @@ def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
     return frame.with_columns(model=pl.lit(entry.model)) if entry.model else frame
 
 
+def _import_path(entry: ResultsImport, base_dir: Path) -> Path:
+    return entry.path if entry.path.is_absolute() else base_dir / entry.path
+
+
+def read_import_once(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
+    """`read_results_import`, read again only when the file changed: the audit, the selection and the analysis of
+    every discipline read the same imports, and the re-audit sensor reads them every tick."""
+    path = _import_path(entry, base_dir)
+    stamp = path.stat().st_mtime_ns if path.exists() else 0
+    return _read_import(entry.model_dump_json(), base_dir, stamp)
+
+
+@lru_cache(maxsize=8)
+def _read_import(entry_json: str, base_dir: Path, stamp: int) -> pl.DataFrame:
+    return read_results_import(ResultsImport.model_validate_json(entry_json), base_dir)
+
+
 def read_spec_imports(entries: Sequence[ResultsImport], base_dir: Path) -> pl.DataFrame | None:
     """Every `evaluation.imports` entry's answers (model, item_id, sample, correct) in one frame; None without any."""
     if not entries:
         return None
     return pl.concat(
-        [read_results_import(entry, base_dir).select("model", "item_id", "sample", "correct") for entry in entries]
+        [read_import_once(entry, base_dir).select("model", "item_id", "sample", "correct") for entry in entries]
     )
 
 
