@@ -35,6 +35,20 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def message_text(browser) -> str:
+    """The page's #message once shown: a re-render may replace the element between finding and reading it (a stale
+    reference), so it is found again until its text can be read (the bound only keeps a broken page from hanging)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return str(
+        WebDriverWait(browser, 60, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda b: b.find_element(By.ID, "message").text or False
+        )
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,7 +167,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
             browser.find_element(By.ID, "new-affiliation").send_keys(affiliation)
             browser.find_element(By.ID, "new-level").send_keys("WSET Diploma")
             browser.find_element(By.ID, "create").click()
-            assert "created" in browser.find_element(By.ID, "message").text
+            assert "created" in message_text(browser)
         table = browser.find_element(By.ID, "reviewers").text
         assert table.count(f"not eligible: both exam rounds not yet passed in {d}") == 2
         assert f"Waiting for reviewers: 3 in {d}" in browser.find_element(By.ID, "waiting").text
@@ -162,7 +176,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         for round_ in (1, 2):
             Select(browser.find_element(By.ID, f"exam-{d}-{round_}")).select_by_visible_text("passed")
         browser.find_element(By.ID, "save-reviewer").click()
-        assert browser.find_element(By.ID, "message").text == "Saved."
+        assert message_text(browser) == "Saved."
         pages.shot("03_reviewer_edit")
         browser.find_element(By.LINK_TEXT, "← Reviewers").click()
         assert f"no second reviewer: nobody else independent is eligible in {d}" in browser.page_source
@@ -252,12 +266,12 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                     str(item["reference"][rubric])
                 )
             browser.find_element(By.ID, "save-validation").click()
-            assert browser.find_element(By.ID, "message").text == "Validation saved."
+            assert message_text(browser) == "Validation saved."
         pages.shot("09_admin_item")
         browser.get(f"{base}/admin")
         Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
         browser.find_element(By.ID, "settle").click()
-        assert f"Settled {d}: 3 fully rated items" in browser.find_element(By.ID, "message").text
+        assert f"Settled {d}: 3 fully rated items" in message_text(browser)
         payouts = browser.find_element(By.ID, "payouts").text
         assert "Base wage" in payouts and "base_wage" not in browser.page_source
         (alice_row,) = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#payouts tbody tr") if alice in r.text]
