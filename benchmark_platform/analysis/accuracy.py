@@ -10,7 +10,7 @@ from benchmark_platform.analysis.matrix import DEFAULT_B, ScoreMatrix, bootstrap
 
 
 def leaderboard(matrix: ScoreMatrix, *, B: int = DEFAULT_B, seed: int) -> pl.DataFrame:
-    """rank, model, accuracy, ci_low, ci_high, n_items, missing; best first (ties share the rank)."""
+    """rank, model, accuracy, ci_low, ci_high, n_items, missing, unparsed_answers; best first (ties share the rank)."""
     rng = np.random.default_rng(seed)
     accuracy = matrix.accuracy()
     low, high = percentile_ci(bootstrap_replicates(matrix.scores, B, rng))
@@ -22,13 +22,15 @@ def leaderboard(matrix: ScoreMatrix, *, B: int = DEFAULT_B, seed: int) -> pl.Dat
             "ci_high": high,
             "n_items": matrix.n_items,
             "missing": list(matrix.missing().values()),
+            "unparsed_answers": matrix.unparsed_answers(),
         }
     ).sort(["accuracy", "model"], descending=[True, False])
     return frame.select(pl.col("accuracy").rank("min", descending=True).cast(pl.Int32).alias("rank"), pl.all())
 
 
 def group_accuracy(matrix: ScoreMatrix, column: str, *, B: int = DEFAULT_B, seed: int) -> pl.DataFrame:
-    """Long table: model, group, n_items, accuracy, ci_low, ci_high; items resampled within each group."""
+    """Long table: model, group, n_items, accuracy, ci_low, ci_high, unparsed_answers; items resampled within
+    each group."""
     rng = np.random.default_rng(seed)
     frames = []
     for label, mask in matrix.groups(column):
@@ -43,6 +45,7 @@ def group_accuracy(matrix: ScoreMatrix, column: str, *, B: int = DEFAULT_B, seed
                     "accuracy": scores.mean(axis=0) * 100,
                     "ci_low": low,
                     "ci_high": high,
+                    "unparsed_answers": matrix.unparsed_answers(mask),
                 }
             )
         )

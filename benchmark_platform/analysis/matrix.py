@@ -2,8 +2,10 @@
 
 A cell is the mean correctness of a model on an item over its avg@k samples. Items a model did not
 answer count as wrong (score 0), as the MMLU-Pro leaderboard counts them; `answered` marks the
-cells that were answered, for analyses that compare models on common items. All analyses report
-accuracies and gaps in percentage points.
+cells that were answered, for analyses that compare models on common items; `unparsed` counts the
+answers (samples) of each cell from which no option was extracted, which score 0 like a wrong one, so
+a reader can tell a model that answers wrongly from one whose answers the parser could not read.
+All analyses report accuracies and gaps in percentage points.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class ScoreMatrix:
     items: pl.DataFrame  # item_id plus attribute columns (discipline, ...); row i = scores[i]
     scores: np.ndarray  # (n_items, n_models) float64 in [0, 1]
     answered: np.ndarray  # (n_items, n_models) bool
+    unparsed: np.ndarray | None = None  # (n_items, n_models) int: samples with no extracted option
 
     @classmethod
     def from_results(cls, results: pl.DataFrame, items: pl.DataFrame | None = None) -> ScoreMatrix:
@@ -46,7 +49,9 @@ class ScoreMatrix:
                 f"e.g. {unknown.row(0, named=True)}"
             )
         models = tuple(sorted(results["model"].unique()))
-        cell = results.group_by("model", "item_id").agg(score=pl.col("correct").cast(pl.Float64).mean())
+        cell = results.group_by("model", "item_id").agg(
+            score=pl.col("correct").cast(pl.Float64).mean(), unparsed=pl.col("prediction").is_null().sum()
+        )
         index = items.select("item_id").with_row_index("row")
         cell = cell.join(index, on="item_id").with_columns(
             col=pl.col("model").replace_strict({m: i for i, m in enumerate(models)}, return_dtype=pl.Int64)
@@ -56,7 +61,9 @@ class ScoreMatrix:
         scores[rows, cols] = cell["score"].to_numpy()
         answered = np.zeros(scores.shape, dtype=bool)
         answered[rows, cols] = True
-        return cls(models, items, scores, answered)
+        unparsed = np.zeros(scores.shape, dtype=np.int64)
+        unparsed[rows, cols] = cell["unparsed"].to_numpy()
+        return cls(models, items, scores, answered, unparsed)
 
     @property
     def n_items(self) -> int:
@@ -69,6 +76,12 @@ class ScoreMatrix:
 
     def missing(self) -> dict[str, int]:
         return dict(zip(self.models, (~self.answered).sum(axis=0).tolist(), strict=True))
+
+    def unparsed_answers(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per model, the answers (samples) on `rows` (all items by default) with no extracted option."""
+        if self.unparsed is None:
+            return np.zeros(len(self.models), dtype=np.int64)
+        return np.asarray(self.unparsed if rows is None else self.unparsed[rows]).sum(axis=0)
 
     def groups(self, column: str) -> list[tuple[str, np.ndarray]]:
         """(label, boolean row mask) per distinct value of an item attribute, sorted by label."""

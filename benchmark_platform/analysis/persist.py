@@ -125,7 +125,7 @@ def _jsonable(frame: pl.DataFrame) -> list[dict[str, object]]:
 def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict[str, int]:
     """Replace the spec's analysis results in one transaction; returns row counts per table."""
     accuracy = report.accuracy.select(
-        "grouping", "group_value", "model", "n_items", "accuracy", "ci_low", "ci_high", "rank"
+        "grouping", "group_value", "model", "n_items", "accuracy", "ci_low", "ci_high", "rank", "unparsed_answers"
     )
     with db.transaction() as conn, conn.cursor() as cur:
         for table in ("analysis_accuracy", "analysis_tables", "analysis_plots"):

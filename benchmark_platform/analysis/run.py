@@ -39,7 +39,7 @@ class ConfigInfo:
 
 @dataclass
 class AnalysisReport:
-    accuracy: pl.DataFrame  # grouping, group_value, model, n_items, accuracy, ci_low, ci_high, rank
+    accuracy: pl.DataFrame  # grouping, group_value, model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
     plots: dict[str, bytes] = field(default_factory=dict)
 
@@ -71,6 +71,7 @@ def analyse(
                 ci_low="ci_low",
                 ci_high="ci_high",
                 rank="rank",
+                unparsed_answers="unparsed_answers",
             )
         ]
         + [
@@ -83,6 +84,7 @@ def analyse(
                 ci_low="ci_low",
                 ci_high="ci_high",
                 rank=pl.lit(None, pl.Int32),
+                unparsed_answers="unparsed_answers",
             )
             for g, t in by_group.items()
         ]

@@ -15,7 +15,7 @@ def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | Non
     )
     total = sum(r["n"] for r in counts)
     board = db.query(
-        """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers FROM analysis_accuracy
            WHERE spec = %s AND grouping = 'overall' ORDER BY rank, model""",
         (spec.name,),
     )
@@ -36,7 +36,7 @@ def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | Non
     for r in board[:top]:
         lines.append(
             f"   {r['rank']:>3}. {r['model']:<32} {r['accuracy']:5.1f}% [{r['ci_low']:.1f}, {r['ci_high']:.1f}] "
-            f"on {r['n_items']} items"
+            f"on {r['n_items']} items" + (f", {r['unparsed_answers']} unparsed" if r["unparsed_answers"] else "")
         )
     if len(board) > top:
         baseline = next((r for r in board if r["model"] == "random-baseline"), None)

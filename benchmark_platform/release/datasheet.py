@@ -69,6 +69,9 @@ class ReleaseSummary:
             notes.append(
                 "Only the random baseline was evaluated; the leaderboard shows chance accuracy, not model ability."
             )
+        unparsed = self.unparsed_note()
+        if unparsed:
+            notes.append(unparsed)
         findings, calibration = self.table("audit_findings"), self.table("gold_calibration")
         calibrated = set(calibration["agent"]) if calibration.height else set()
         uncalibrated = sorted(set(findings["agent"]) - calibrated) if findings.height else []
@@ -88,6 +91,22 @@ class ReleaseSummary:
             notes.append("Some facts come from tier-2/3 sources (not official records); see the licence table.")
         notes.append("Sources are snapshots at their recorded retrieval; facts may have changed since.")
         return notes
+
+    def unparsed_note(self) -> str | None:
+        """How many answers had no extractable option, and how they were scored (None when every answer parsed)."""
+        board = self.table("leaderboard")
+        if not board.height or "unparsed_answers" not in board.columns or not board["unparsed_answers"].sum():
+            return None
+        worst = board.filter(pl.col("unparsed_answers") > 0).sort(
+            ["unparsed_answers", "model"], descending=[True, False]
+        )
+        listed = ", ".join(f"{r['model']} {r['unparsed_answers']}" for r in worst.head(3).iter_rows(named=True))
+        return (
+            f"Answers from which no option could be extracted score as wrong: {worst.height} of {board.height} "
+            f"configurations have some (most: {listed}; per configuration in `data/leaderboard.parquet`, column "
+            "`unparsed_answers`). Some harnesses (MMLU-Pro's scoring script among them) draw a random option for "
+            "such answers instead, which adds about one in the number of options of them to a model's correct count."
+        )
 
     @property
     def imported_items(self) -> int:

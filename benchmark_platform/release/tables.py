@@ -183,14 +183,15 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         "Every evaluated configuration and how: baseline, model (generated or likelihood scoring) or imported.",
     ),
     "leaderboard": ReleaseQuery(
-        """SELECT model, n_items, accuracy, ci_low, ci_high, rank FROM analysis_accuracy
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers FROM analysis_accuracy
            WHERE spec = %(spec)s AND grouping = 'overall'""",
         ("rank", "model"),
-        "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items.",
+        "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items; unparsed_answers: answers "
+        "from which no option was extracted (scored wrong).",
     ),
     "accuracy_by_group": ReleaseQuery(
-        """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high FROM analysis_accuracy
-           WHERE spec = %(spec)s AND grouping <> 'overall'""",
+        """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high, unparsed_answers
+           FROM analysis_accuracy WHERE spec = %(spec)s AND grouping <> 'overall'""",
         ("grouping", "group_value", "model"),
         "Accuracy (%) with bootstrap 95% CI per item group and configuration.",
     ),

@@ -33,6 +33,18 @@ def test_leaderboard(matrix: ScoreMatrix) -> None:
     assert board.row(28, named=True)["model"] == "Llama-2-7b-hf"
 
 
+def test_unparsed_answers_are_counted_per_model_and_category(matrix: ScoreMatrix, shared_data: Path) -> None:
+    """The data's own summary (model_summary.csv, n_pred_null) is what the leaderboard reports as unparsed."""
+    summary = pl.read_csv(shared_data / "mmlu_pro_outputs" / "model_summary.csv")
+    expected = dict(zip(summary["model"], summary["n_pred_null"], strict=True))
+    board = leaderboard(matrix, B=10, seed=1)
+    assert dict(zip(board["model"], board["unparsed_answers"], strict=True)) == expected
+    assert max(expected.values()) > 2000 and min(expected.values()) == 0  # base models: thousands; 9 models none
+    per_category = group_accuracy(matrix, "discipline", B=10, seed=1)
+    summed = per_category.group_by("model").agg(pl.col("unparsed_answers").sum())
+    assert dict(summed.iter_rows()) == expected
+
+
 def test_per_category_accuracy_adds_up_to_overall(matrix: ScoreMatrix) -> None:
     table = group_accuracy(matrix, "discipline", B=B, seed=1)
     assert table["group"].n_unique() == 14
