@@ -81,7 +81,7 @@ class ScoreMatrix:
         """Per model, the answers (samples) on `rows` (all items by default) with no extracted option."""
         if self.unparsed is None:
             return np.zeros(len(self.models), dtype=np.int64)
-        return np.asarray(self.unparsed if rows is None else self.unparsed[rows]).sum(axis=0)
+        return np.asarray((self.unparsed if rows is None else self.unparsed[rows]).sum(axis=0))
 
     def groups(self, column: str) -> list[tuple[str, np.ndarray]]:
         """(label, boolean row mask) per distinct value of an item attribute, sorted by label."""
