@@ -226,6 +226,8 @@ def _varieties(line: Line, glossary: Glossary) -> Iterator[Found]:
     listing = re.sub(r"\([^)]*\)", lambda m: " " * len(m.group(0)), line.text[colon + 1 :])  # '(ou malbec)'
     for m in _VARIETY.finditer(listing):
         name = m.group(1).strip(" '’-")
+        if re.match(r"dite?\s", name, flags=re.IGNORECASE):  # 'araignan B dit picardan B': a synonym, not a variety
+            continue
         name = re.sub(r"^(?:et|ou|les?|la|cépages?)\s+", "", name, flags=re.IGNORECASE)
         if not name or len(name) < 3 or name.lower() in ("et", "ou"):
             continue

@@ -75,6 +75,14 @@ def test_pomerol_rules_in_english_anchored_at_their_french_evidence(rulebooks, w
         assert not digits or spelled or digits[:2] in "".join(ch for ch in c.source_text if ch.isdigit())
 
 
+def test_a_synonym_named_with_dit_is_not_a_second_variety(rulebooks, wine_spec, gazetteer):
+    """Palette: 'araignan B dit picardan B' is one variety under two names (it once gave 'Dit Picardan')."""
+    palette = next(d for d in rulebooks if "palette" in d.document_id)
+    facts = _facts(palette, wine_spec, gazetteer)
+    principal = facts[("principal_variety", "")]
+    assert "Araignan" in principal and not any("icardan" in v for v in principal + facts[("variety", "")])
+
+
 def test_table_rows_give_values_per_wine_colour(rulebooks, wine_spec, gazetteer):
     buzet = next(d for d in rulebooks if "buzet" in d.document_id)
     facts = _facts(buzet, wine_spec, gazetteer)
