@@ -64,6 +64,12 @@ def value_span(text: str, start: int, field: str, value: str) -> tuple[int, int]
     return (position, position + len(value)) if position >= 0 else None
 
 
+def stated_number(value: str, decimals: int) -> str:
+    """A source's number as prose: rounded to `decimals`, trailing zeros dropped, thousands grouped by commas."""
+    text = f"{float(value):,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def render(value: Any, separator: str) -> str:
     """A field value as prose: 'Napa|Sonoma|Lake' -> 'Napa, Sonoma and Lake'."""
     parts = [p.strip() for p in str(value).split(separator) if p.strip()] if separator else [str(value).strip()]
@@ -119,6 +125,8 @@ def _unusable_row(template: FactTemplate, subject: object, value: object) -> tup
         return "an aggregate row, not an entity", str(subject).strip(), template.subject_field
     if template.value_pattern is not None and not re.fullmatch(template.value_pattern, str(value).strip()):
         return "value does not match the field's pattern", str(value).strip(), template.field
+    if template.value_decimals is not None and not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", str(value).strip()):
+        return "value is not a number", str(value).strip(), template.field
     return None
 
 
@@ -191,6 +199,8 @@ def _fact(
     gazetteer: Gazetteer,
 ) -> Candidate:
     fields = {k: render(v, config.list_separator) for k, v in record.items() if v not in (None, "")}
+    if template.value_decimals is not None:
+        value = stated_number(value, template.value_decimals)
     fields[template.field] = value  # one value of a multi-valued field: the fact states that value alone
     named = template.subject_names.get(subject)
     if named is not None:

@@ -9,7 +9,7 @@ import pytest
 from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.models import SourceDocument
 from benchmark_platform.facts.rules import OnTopic
-from benchmark_platform.facts.structured import TemplateError, extract_structured
+from benchmark_platform.facts.structured import TemplateError, extract_structured, stated_number
 from benchmark_platform.ingest.adapters.base import field_lines
 
 
@@ -130,8 +130,44 @@ def test_franceagrimer_varieties_are_named_as_questions_name_them_and_aggregate_
         "In 2009, the FranceAgriMer survey recorded "
     ) and "hectares of Cabernet Sauvignon in" in (cabernet.text)
     assert cabernet.mentions[0].entity_id == gazetteer.lookup("Cabernet Sauvignon").entity_id  # the rulebooks' variety
+    # the area as a reader states it (value_decimals: 0), anchored at the source's own digits
+    value = cabernet.attributes["value"]
+    assert "," in value and f"recorded {value} hectares" in cabernet.text
+    assert document.text[cabernet.span_start : cabernet.span_end] == value.replace(",", "")
     assert not any("CABER." in c.text or "AUTRES" in c.text or "Inconnu" in c.text for c in candidates)
     skipped = {r.text for r in rejections if r.reason == "an aggregate row, not an entity"}
     assert skipped == {"AUTRES", "Inconnu", "HYBRID.DIV.CUVE", "VINIFS. CUVE"}
     shifted = [r for r in rejections if r.reason == "value does not match the field's pattern"]
     assert {r.text for r in shifted} >= {"GRENACHE N", "CABER.SAUVIGNON N"}  # 2014's ranking in the number columns
+
+
+def test_a_stated_number_is_rounded_and_grouped():
+    assert stated_number("841.6198", 2) == "841.62"
+    assert stated_number("480118.66", 0) == "480,119"
+    assert stated_number("57", 0) == "57"
+    assert stated_number("1750.8", 2) == "1,750.8"  # trailing zeros dropped
+    assert stated_number("12.0", 2) == "12"
+
+
+def test_a_value_that_is_no_number_is_a_rejection_when_the_template_rounds_it(wine_spec, gazetteer):
+    template = wine_spec.facts.templates[0].model_copy(
+        update={
+            "field": "area",
+            "value_decimals": 0,
+            "template": "The {name} viticultural area covers {area} acres of vineyard.",
+        }
+    )
+    config = wine_spec.facts.model_copy(update={"templates": [template]})
+    for area, facts in (("n/a", 0), ("1234.5", 1)):
+        document = SourceDocument(
+            "doc-8",
+            "ttb_ava_geojson",
+            "application/geo+json",
+            "",
+            f"name: X\narea: {area}",
+            metadata={"fields": {"name": "X", "area": area}},
+        )
+        candidates, rejections = extract_structured(document, config, gazetteer, OnTopic([]))
+        assert len(candidates) == facts
+        if not facts:
+            assert [(r.reason, r.text) for r in rejections] == [("value is not a number", "n/a")]
