@@ -55,7 +55,7 @@ def scheduled_backfill_runs(
     assert isinstance(defs, dg.Definitions)
     [sensor] = [s for s in defs.sensors or [] if isinstance(s, dg.SensorDefinition) and "_backfill_" in s.name]
     context = dg.build_sensor_context(instance=instance, definitions=defs, cursor=str(PAST_TICK))
-    [request] = sensor.evaluate_tick(context).run_requests
+    [request] = sensor.evaluate_tick(context).run_requests or []
     assert request.asset_graph_subset is not None
     backfill_id = make_new_backfill_id()
     instance.add_backfill(  # what the sensor daemon does with a request that carries an asset graph subset
