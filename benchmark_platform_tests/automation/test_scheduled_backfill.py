@@ -80,3 +80,33 @@ def test_a_range_run_records_each_discipline_with_its_own_metadata(database, ins
     single = dg.materialize(assets, instance=instance, resources=resources, partition_key=keys[0])
     [event] = [e.step_materialization_data.materialization for e in single.get_asset_materialization_events()]
     assert event.metadata["items"].value == stored[keys[0]] and "run_totals" not in event.metadata
+
+
+def test_the_reaudit_waits_for_runs_of_its_spec_and_inputs_only_ranges_included(instance, wine_spec) -> None:
+    """A discipline is busy while a queued or running run of this spec's audit inputs names it, alone or inside a
+    single-run range; another spec's run of a same-named partition, or a run of an asset downstream of the audit,
+    does not hold it back."""
+    from dagster._core.test_utils import create_run_for_test  # the runs as the run queue holds them
+
+    from benchmark_platform.defs.audit.sensors import busy_disciplines
+
+    keys = wine_spec.discipline_keys
+    other = load_spec("kina").model_copy(update={"name": "other"})
+
+    def running(spec_name: str, asset: str, **tags: str) -> None:
+        create_run_for_test(
+            instance,
+            job_name="__ASSET_JOB",
+            status=dg.DagsterRunStatus.STARTED,  # (a queued run needs a code location's origin)
+            tags=tags,
+            asset_selection=frozenset({dg.AssetKey([spec_name, asset])}),
+        )
+
+    running("other", "items", **{"dagster/partition": keys[0]})  # another spec, same partition name
+    running("wine", "evaluation_answers", **{"dagster/partition": keys[1]})  # downstream of the audit
+    assert busy_disciplines(instance, wine_spec) == set()
+    running("wine", "support_centrality", **{RANGE_START: keys[2], RANGE_END: keys[4]})  # a single-run range
+    assert busy_disciplines(instance, wine_spec) == set(keys[2:5])
+    running("wine", "audit_findings", **{"dagster/partition": keys[0]})
+    assert busy_disciplines(instance, wine_spec) == {keys[0], *keys[2:5]}
+    assert busy_disciplines(instance, other) == set()  # kina's leaves are not wine's disciplines
