@@ -5,7 +5,8 @@ one policy and partition set run together, in dependency order), not N; `anchors
 purpose, would add one run per discipline (defs/anchors).
 
 Why a sensor and not a `dg.schedule`: only the sensor daemon turns a request into a backfill (one backfill per tick,
-shown under Backfills, its runs queued on the assets' pools); a schedule could only launch one run per partition.
+shown under Backfills with each discipline's status, its runs queued on the stages' pools, assets of another policy,
+e.g. `anchors`, run before the stages that read them); a schedule can only launch runs.
 The cursor is the last tick handled, stored in the instance's Postgres: a restarted daemon does not repeat a tick,
 and a tick missed while the daemon was down is handled once, not once per missed tick."""
 
