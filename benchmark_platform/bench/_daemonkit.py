@@ -167,13 +167,24 @@ def ticked(db_url: str, sensor: str) -> bool:
     return bool(_poll(db_url, sql, (f'%"job_name": "{sensor}"%',)))
 
 
+def run_partition(tags: dict[str, str]) -> str:
+    """The partition a run materialises (`dagster/partition`), or its range `start..end` (a single-run asset's run,
+    e.g. from a backfill: Dagster then tags only the range, `start` alone when it holds one key); "-" for none."""
+    start, end = tags.get("dagster/asset_partition_range_start"), tags.get("dagster/asset_partition_range_end")
+    if "dagster/partition" in tags:
+        return tags["dagster/partition"]
+    if start and end:
+        return start if start == end else f"{start}..{end}"
+    return "-"
+
+
 def runs_since(db_url: str, since: datetime) -> list[dict[str, str]]:
-    """Runs created after `since`: their tags, plus run_id and status."""
+    """Runs created after `since`: their tags, plus run_id, status and partition (run_partition)."""
     sql = """SELECT r.run_id, r.status, coalesce(json_object_agg(t.key, t.value) FILTER (WHERE t.key IS NOT NULL), '{}')
              FROM runs r LEFT JOIN run_tags t ON t.run_id = r.run_id
              WHERE r.create_timestamp > %s GROUP BY r.run_id, r.status"""
     return [
-        {**tags, "run_id": run_id, "status": status}
+        {**tags, "run_id": run_id, "status": status, "partition": run_partition(tags)}
         for run_id, status, tags in _poll(db_url, sql, (since.replace(tzinfo=None),))
     ]
 

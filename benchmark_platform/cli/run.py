@@ -110,11 +110,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _set_pool_limits() -> None:
+    """The concurrency pools of every code location (stages, LLM providers, database) with their chosen limits."""
+    import dagster as dg
+
+    from benchmark_platform.defs.automation.concurrency import set_pool_limits, workspace_pool_limits
+
+    limits = workspace_pool_limits(PROJECT_ROOT / "workspace.yaml")
+    with dg.DagsterInstance.get() as instance:
+        set_pool_limits(instance, limits)
+    print(f"concurrency pools: {', '.join(f'{pool} {slots}' for pool, slots in sorted(limits.items()))}", flush=True)
+
+
 def _dev(args: argparse.Namespace) -> int:
     prepare_environment()
     from benchmark_platform.cli.runs import recover
 
     recover()  # at once; afterwards the daemon's run monitoring does it (dagster.yaml)
+    _set_pool_limits()
     command = [
         sys.executable,
         "-m",

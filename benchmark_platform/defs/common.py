@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal
 
@@ -77,3 +79,58 @@ def counts_metadata(**counts: int | float) -> dict[str, dg.MetadataValue]:
         name: (dg.MetadataValue.int(v) if isinstance(v, int) else dg.MetadataValue.float(float(v)))
         for name, v in counts.items()
     }
+
+
+def stage_pool(name: str) -> str:
+    """The Dagster concurrency pool of a stage asset that calls no LLM provider (`stage_<asset>`, shared by every
+    spec in the instance; limits in defs/automation/concurrency.py)."""
+    return f"stage_{name}"
+
+
+# every discipline-partitioned stage asset: a range of partitions (a backfill, a sensor's range request) is one run
+# whose step loops over the keys with `per_partition` (one materialisation event per key, each with its own metadata)
+SINGLE_RUN = dg.BackfillPolicy.single_run()
+
+
+def per_partition(
+    context: dg.AssetExecutionContext, materialize: Callable[[str], dg.MaterializeResult]
+) -> dg.MaterializeResult:
+    """Run a stage's per-partition wrapper (`materialize(partition_key)`, calling the stage's core for one key) for
+    every partition key of the run, in order.
+
+    One key (a `make run` partition, a sensor's request) returns its result unchanged, so its metadata reads as
+    before. Several keys (a range run of a single-run backfill): Dagster records one materialisation event per key;
+    each gets that key's own metadata (`add_asset_metadata(..., partition_key=k)`), and every event also carries the
+    run's `run_partitions`, `run_partition_range` and `run_totals` (the sum of each count over the keys: integer
+    metadata, ids excepted). Dagster records one data version per output: it is kept when every key gave the same
+    one (e.g. an item bank's file hash) and left to Dagster otherwise. A key that raises fails the run: the keys
+    before it are stored (each stage replaces its partition's rows, so a rerun repeats nothing twice) but, as
+    Dagster fails the whole step, only a rerun records their materialisations."""
+    keys = list(context.partition_keys)
+    if len(keys) == 1:
+        return materialize(keys[0])
+    started = time.perf_counter()
+    totals: dict[str, int] = {}
+    versions = set()
+    for n, partition_key in enumerate(keys, 1):
+        result = materialize(partition_key)
+        metadata = dict(result.metadata or {})
+        context.add_asset_metadata(metadata, partition_key=partition_key)
+        for name, value in metadata.items():
+            count = value.value if isinstance(value, dg.IntMetadataValue) else value
+            if isinstance(count, int) and not isinstance(count, bool) and not name.endswith("_id"):
+                totals[name] = totals.get(name, 0) + count
+        versions.add(result.data_version)
+        elapsed = time.perf_counter() - started
+        context.log.info(
+            f"{n}/{len(keys)} partitions ({partition_key} done) in {elapsed:.0f} s, "
+            f"ETA {elapsed / n * (len(keys) - n):.0f} s"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            "run_partitions": dg.MetadataValue.int(len(keys)),
+            "run_partition_range": dg.MetadataValue.text(f"{keys[0]}...{keys[-1]}"),
+            "run_totals": dg.MetadataValue.json(totals),
+        },
+        data_version=versions.pop() if len(versions) == 1 else None,
+    )

@@ -7,7 +7,7 @@ import dagster as dg
 from benchmark_platform.anchors import anchor_files, load_anchor_set, version_of
 from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import latest_import_versions, record_import
-from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key
+from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key, per_partition, stage_pool
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -21,36 +21,44 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=discipline_partitions(spec),
         group_name="anchors",
         code_version="anchor-import-1",
+        # one discipline per run, on purpose: its data version is the content hash of the discipline's own files
+        # (downstream staleness and the release's lineage read it) and Dagster records one data version per output,
+        # so a range run would stamp one discipline's version on all (or none). Importing is cheap, and changed
+        # files are re-imported by the `<spec>_anchor_files` sensor, so a scheduled backfill rarely includes it.
+        backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=1),
+        pool=stage_pool("anchors"),
         description="Expert prototype Sigma_d, item and pair labels, strata, quotas and K_d, imported from "
         "the spec's anchors/<discipline>/ files (versioned by content hash).",
     )
     def anchors(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        folder = spec.anchors_dir / discipline
-        if not (folder / MAIN_FILE).is_file():
-            context.log.warning(f"{discipline}: no {folder / MAIN_FILE}; the discipline goes to manual review")
-            return dg.MaterializeResult(
-                metadata={"manual_review": f"no anchor files in {folder}"}, data_version=dg.DataVersion("none")
+        def one(discipline: str) -> dg.MaterializeResult:
+            folder = spec.anchors_dir / discipline
+            if not (folder / MAIN_FILE).is_file():
+                context.log.warning(f"{discipline}: no {folder / MAIN_FILE}; the discipline goes to manual review")
+                return dg.MaterializeResult(
+                    metadata={"manual_review": f"no anchor files in {folder}"}, data_version=dg.DataVersion("none")
+                )
+            anchor_set = load_anchor_set(folder)  # AnchorFileError names the file and row; nothing is written then
+            import_id, new = record_import(database.db, spec.name, anchor_set)
+            context.log.info(
+                f"{discipline}: import {import_id} ({'new' if new else 'unchanged'}) version {anchor_set.version[:12]}"
             )
-        anchor_set = load_anchor_set(folder)  # AnchorFileError names the file and row; nothing is written then
-        import_id, new = record_import(database.db, spec.name, anchor_set)
-        context.log.info(
-            f"{discipline}: import {import_id} ({'new' if new else 'unchanged'}) version {anchor_set.version[:12]}"
-        )
-        return dg.MaterializeResult(
-            metadata={
-                "import_id": import_id,
-                "new_import": new,
-                "version": anchor_set.version,
-                "is_example": anchor_set.is_example,
-                "k_total": anchor_set.k_total,
-                "anchor_items": len(anchor_set.anchor_items),
-                "item_labels": len(anchor_set.item_labels),
-                "pair_labels": len(anchor_set.pair_labels),
-                "strata": len(anchor_set.strata),
-            },
-            data_version=dg.DataVersion(anchor_set.version),
-        )
+            return dg.MaterializeResult(
+                metadata={
+                    "import_id": import_id,
+                    "new_import": new,
+                    "version": anchor_set.version,
+                    "is_example": anchor_set.is_example,
+                    "k_total": anchor_set.k_total,
+                    "anchor_items": len(anchor_set.anchor_items),
+                    "item_labels": len(anchor_set.item_labels),
+                    "pair_labels": len(anchor_set.pair_labels),
+                    "strata": len(anchor_set.strata),
+                },
+                data_version=dg.DataVersion(anchor_set.version),
+            )
+
+        return per_partition(context, one)
 
     @dg.sensor(
         name=f"{spec.name}_anchor_files",

@@ -12,11 +12,14 @@ from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import (
+    SINGLE_RUN,
     DatabaseResource,
     EmbedderResource,
     counts_metadata,
     discipline_partitions,
     key,
+    per_partition,
+    stage_pool,
 )
 from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.spec import BenchmarkSpec
@@ -57,47 +60,51 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             key(spec, "audit_calibration"),
         ],
         code_version=code_version(spec),
-        pool=busiest_pool(panel),
+        backfill_policy=SINGLE_RUN,
+        pool=busiest_pool(panel) or stage_pool("audit_findings"),
         required_resource_keys={"database", "embedder", *(["llm"] if panel else [])},
         description="Findings of each audit agent per item (pass/warn/fail; skipped agents say why), corpus "
         "verdicts, and the policy's drop / relabel / disclose actions with their reasons.",
     )
     def audit_findings(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        db, embedder = context.resources.database.db, context.resources.embedder.embedder
+        def one(discipline: str) -> dg.MaterializeResult:
+            db, embedder = context.resources.database.db, context.resources.embedder.embedder
 
-        async def run():
-            if not panel:
-                return await audit_discipline(db, spec, context.partition_key, embedder, None, context.run.run_id), {}
-            async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
-                done = await audit_discipline(db, spec, context.partition_key, embedder, gateway, context.run.run_id)
-            return done, llm_metadata(gateway.totals)
+            async def run():
+                if not panel:
+                    return await audit_discipline(db, spec, discipline, embedder, None, context.run.run_id), {}
+                async with context.resources.llm.open(panel, spec.llm, context.run.run_id) as gateway:
+                    done = await audit_discipline(db, spec, discipline, embedder, gateway, context.run.run_id)
+                return done, llm_metadata(gateway.totals)
 
-        done, llm_totals = asyncio.run(run())
-        out = done.outcome
-        failures = Counter(f.agent for f in out.findings if f.severity == "fail")
-        actions = Counter(a.action for a in done.actions)
-        context.log.info(
-            f"{context.partition_key}: {done.items} items, re-judged {len(out.rejudged_items)}; "
-            f"actions {dict(actions)}; skipped {sorted(a for a, _ in out.skipped)}"
-        )
-        return dg.MaterializeResult(
-            metadata={
-                **counts_metadata(
-                    items=done.items,
-                    findings=len(out.findings),
-                    rejudged_items=len(out.rejudged_items),
-                    dropped=actions["drop"],
-                    relabelled=actions["relabel"],
-                    disclosed=actions["disclose"],
-                    audit_run_id=done.audit_run_id,
-                ),
-                **llm_totals,
-                "new_audit_run": done.new_run,
-                "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
-                "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
-                "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
-                "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
-            }
-        )
+            done, llm_totals = asyncio.run(run())
+            out = done.outcome
+            failures = Counter(f.agent for f in out.findings if f.severity == "fail")
+            actions = Counter(a.action for a in done.actions)
+            context.log.info(
+                f"{discipline}: {done.items} items, re-judged {len(out.rejudged_items)}; "
+                f"actions {dict(actions)}; skipped {sorted(a for a, _ in out.skipped)}"
+            )
+            return dg.MaterializeResult(
+                metadata={
+                    **counts_metadata(
+                        items=done.items,
+                        findings=len(out.findings),
+                        rejudged_items=len(out.rejudged_items),
+                        dropped=actions["drop"],
+                        relabelled=actions["relabel"],
+                        disclosed=actions["disclose"],
+                        audit_run_id=done.audit_run_id,
+                    ),
+                    **llm_totals,
+                    "new_audit_run": done.new_run,
+                    "failures_by_agent": dg.MetadataValue.json(dict(sorted(failures.items()))),
+                    "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
+                    "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
+                    "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
+                }
+            )
+
+        return per_partition(context, one)
 
     return dg.Definitions(assets=[audit_calibration, audit_findings], sensors=[reaudit_sensor(spec)])

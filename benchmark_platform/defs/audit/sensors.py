@@ -15,9 +15,10 @@ from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
 from benchmark_platform.generation.plan import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
-__all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "reaudit_sensor"]
+__all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "busy_disciplines", "reaudit_sensor"]
 
 PARTITION_TAG = "dagster/partition"
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 STALE_TAG = "benchmark_platform/stale_items"
 ANSWERED_TAG = "benchmark_platform/answered_items"
 
@@ -37,11 +38,38 @@ def _latest(instance: dg.DagsterInstance, asset: dg.AssetKey, partition: str) ->
     return records[0].timestamp if records else 0.0
 
 
-def upstream_settled(instance: dg.DagsterInstance, spec: BenchmarkSpec, discipline: str) -> bool:
-    """No run of the discipline is queued or running, and, where generation is automatic, its items were
-    regenerated after its facts last changed. Without this, new facts would be audited twice: once as soon as
-    the facts land (their items' links changed), again when the eager chain has regenerated the items."""
-    if instance.get_runs(dg.RunsFilter(statuses=ACTIVE, tags={PARTITION_TAG: discipline}), limit=1):
+def audit_inputs(spec: BenchmarkSpec) -> set[dg.AssetKey]:
+    """The discipline stages an audit reads, and the audit itself: while one of them runs for a discipline, the
+    discipline's inputs are still changing (or being audited)."""
+    names = ["anchors", "facts", "support_centrality", "selected_facts", "items", "bank_items", "audit_findings"]
+    return {key(spec, name) for name in names}
+
+
+def busy_disciplines(instance: dg.DagsterInstance, spec: BenchmarkSpec) -> set[str]:
+    """The disciplines an active (queued or running) run materialises one of the audit's inputs of: a run targets
+    this spec's asset keys (another spec's run of a same-named partition does not count) and names the discipline as
+    its partition or within its partition range (a single-run backfill's range: in the spec's partition order)."""
+    inputs, order = audit_inputs(spec), spec.discipline_keys
+    busy: set[str] = set()
+    for run in instance.get_runs(dg.RunsFilter(statuses=ACTIVE)):
+        if run.asset_selection is None:  # a whole job: counted if it may be this spec's (its jobs, or the asset job)
+            if not run.job_name.startswith(f"{spec.name}_") and run.job_name != "__ASSET_JOB":
+                continue
+        elif not run.asset_selection & inputs:
+            continue
+        if PARTITION_TAG in run.tags:
+            busy.add(run.tags[PARTITION_TAG])
+        elif run.tags.get(RANGE_START) in order and run.tags.get(RANGE_END) in order:
+            busy.update(order[order.index(run.tags[RANGE_START]) : order.index(run.tags[RANGE_END]) + 1])
+    return busy & set(order)
+
+
+def upstream_settled(instance: dg.DagsterInstance, spec: BenchmarkSpec, discipline: str, busy: set[str]) -> bool:
+    """No run of the audit's inputs for the discipline is queued or running (`busy`: busy_disciplines), and, where
+    generation is automatic, its items were regenerated after its facts last changed. Without this, new facts would
+    be audited twice: once as soon as the facts land (their items' links changed), again when the eager chain has
+    regenerated the items."""
+    if discipline in busy:
         return False
     if not spec.sources or not generation_is_automatic(spec):
         return True  # items that wait for a person: audit what there is
@@ -62,8 +90,9 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
     )
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
         requests = []
+        busy = busy_disciplines(context.instance, spec)  # one query of the active runs per tick
         for discipline in spec.discipline_keys:
-            if not upstream_settled(context.instance, spec, discipline):
+            if not upstream_settled(context.instance, spec, discipline, busy):
                 continue  # the automation is still regenerating this discipline: audit once, when it is done
             pending = pending_audit(database.db, spec, discipline)
             # a digest changed by corpus-level inputs only (no stale item, no item whose flagship answers changed)

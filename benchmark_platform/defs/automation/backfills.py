@@ -1,8 +1,12 @@
 """Scheduled partition backfills (`automation.backfills` in the spec): per entry, a job over the chosen assets (the
 UI launches it as a backfill of every discipline partition) and a cron-driven sensor that submits the same backfill.
+Every discipline stage has a single-run backfill policy, so the backfill of N disciplines is one run (the stages of
+one policy and partition set run together, in dependency order), not N; `anchors`, one discipline per run on
+purpose, would add one run per discipline (defs/anchors).
 
 Why a sensor and not a `dg.schedule`: only the sensor daemon turns a request into a backfill (one backfill per tick,
-shown under Backfills, its runs queued on the assets' pools); a schedule could only launch one run per partition.
+shown under Backfills with each discipline's status, its runs queued on the stages' pools, assets of another policy,
+e.g. `anchors`, run before the stages that read them); a schedule can only launch runs.
 The cursor is the last tick handled, stored in the instance's Postgres: a restarted daemon does not repeat a tick,
 and a tick missed while the daemon was down is handled once, not once per missed tick."""
 
@@ -12,8 +16,15 @@ import time
 from datetime import datetime
 
 import dagster as dg
+
+# Private Dagster imports, each because 1.13.27 has no public equivalent:
+# - AssetGraphSubset: the only way a sensor submits a backfill is `RunRequest.for_asset_graph_subset`, whose argument
+#   type Dagster keeps private ("intentionally left private"; no public constructor exists yet). Built below from
+#   public partition subsets only;
+# - UnresolvedAssetJobDefinition: the return type of the public `define_asset_job`, for annotations only;
+# - cron_string_iterator: the cron ticks between two instants (a `dg.schedule` evaluates at its ticks, but schedules
+#   cannot submit backfills, and Dagster exports no cron iterator).
 from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
-from dagster._core.definitions.events import AssetKeyPartitionKey
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 from dagster._utils.schedules import cron_string_iterator
 
@@ -64,10 +75,8 @@ def backfill_sensor(spec: BenchmarkSpec, entry: BackfillSchedule) -> dg.SensorDe
         tick = due_tick(entry.cron, spec.automation.timezone, float(context.cursor), now)
         if tick is None:
             return dg.SensorResult(skip_reason=dg.SkipReason("no cron tick since the last backfill"))
-        assert context.repository_def is not None  # the daemon evaluates a sensor within its code location
-        subset = AssetGraphSubset.from_asset_partition_set(
-            {AssetKeyPartitionKey(k, p) for k in keys for p in partitions.get_partition_keys()},
-            context.repository_def.asset_graph,
+        subset = AssetGraphSubset.create_empty_subset()._replace(
+            partitions_subsets_by_asset_key={k: partitions.subset_with_all_partitions() for k in keys}
         )
         request = dg.RunRequest.for_asset_graph_subset(subset, tags={SCHEDULE_TAG: entry.name})
         context.log.info(f"{entry.name}: tick {tick.isoformat()}, backfill of {len(partitions.get_partition_keys())}")

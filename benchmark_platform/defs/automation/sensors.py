@@ -100,8 +100,9 @@ def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
 def automation_condition_sensor(spec: BenchmarkSpec) -> dg.AutomationConditionSensorDefinition:
     """The assets' automation conditions (eager extraction, re-scoring, re-selection, generation within the LLM
     cap), evaluated on purpose: Dagster's default sensor for them is off, so the eager edges would never fire.
-    Each tick submits what became due as one backfill (one run per partition); `eager` requests a partition once
-    per upstream update, so a failed run is not retried until its inputs change again."""
+    Each tick submits what became due as one backfill: one run per contiguous range of disciplines under the stages'
+    single-run policy (per source for source-partitioned assets); `eager` requests a partition once per upstream
+    update, so a failed run is not retried until its inputs change again."""
     return dg.AutomationConditionSensorDefinition(
         f"{spec.name}_automation_condition_sensor",
         target=dg.AssetSelection.all(),

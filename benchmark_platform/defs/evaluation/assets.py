@@ -13,7 +13,15 @@ import polars as pl
 from benchmark_platform.analysis.accuracy import leaderboard
 from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.report import markdown_table
-from benchmark_platform.defs.common import MODEL_TAG, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import (
+    MODEL_TAG,
+    SINGLE_RUN,
+    counts_metadata,
+    discipline_partitions,
+    key,
+    per_partition,
+    stage_pool,
+)
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.evaluation.answering import AnswerProtocol
 from benchmark_platform.evaluation.persist import EvaluationRun
@@ -45,42 +53,46 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         group_name="evaluation",
         deps=[key(spec, "audit_findings"), key(spec, "selected_items")],
         code_version=_code_version(spec),
-        pool=busiest_pool([models[name] for name in calls if name in models], calls),
+        backfill_policy=SINGLE_RUN,
+        pool=busiest_pool([models[name] for name in calls if name in models], calls)
+        or stage_pool("evaluation_answers"),
         required_resource_keys={"database", "llm"} if slate else {"database"},
         description="Answers per item of the random baseline, imported runs and the model slate (avg@k, "
         "five-stop single-letter protocol), with tokens, latency and cost per answer.",
     )
     def evaluation_answers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        try:
-            done = evaluate_discipline(
-                context.resources.database.db,
-                spec,
-                discipline,
-                gateway_sessions(context, spec.llm),
-                context.run.tags.get(MODEL_TAG),  # set by the new-model sensor
-            )
-        except ResultsImportError as exc:
-            raise dg.Failure(str(exc)) from exc
-        items, runs = done.items, done.runs
-        if not items:
-            context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
-            return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
-        if done.only_model is not None:
-            added = done.only_model
-            context.log.info(f"{discipline}: {len(items)} items, new model {added}: {done.stored[added]} answers")
-            return dg.MaterializeResult(
-                metadata={
-                    **counts_metadata(items=len(items), answers=done.stored[added]),
-                    **llm_metadata(done.gateway_totals),
-                    "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
-                    "telemetry per configuration": dg.MetadataValue.md(
-                        markdown_table(telemetry_summary(runs[0].answers), digits=4)
-                    ),
-                }
-            )
-        context.log.info(f"{discipline}: {len(items)} items, answers per configuration {done.stored}")
-        return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | llm_metadata(done.gateway_totals))
+        def one(discipline: str) -> dg.MaterializeResult:
+            try:
+                done = evaluate_discipline(
+                    context.resources.database.db,
+                    spec,
+                    discipline,
+                    gateway_sessions(context, spec.llm),
+                    context.run.tags.get(MODEL_TAG),  # set by the new-model sensor
+                )
+            except ResultsImportError as exc:
+                raise dg.Failure(str(exc)) from exc
+            items, runs = done.items, done.runs
+            if not items:
+                context.log.warning(f"{spec.name}/{discipline}: no items to evaluate")
+                return dg.MaterializeResult(metadata=counts_metadata(items=0, configurations=0, answers=0))
+            if done.only_model is not None:
+                added = done.only_model
+                context.log.info(f"{discipline}: {len(items)} items, new model {added}: {done.stored[added]} answers")
+                return dg.MaterializeResult(
+                    metadata={
+                        **counts_metadata(items=len(items), answers=done.stored[added]),
+                        **llm_metadata(done.gateway_totals),
+                        "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
+                        "telemetry per configuration": dg.MetadataValue.md(
+                            markdown_table(telemetry_summary(runs[0].answers), digits=4)
+                        ),
+                    }
+                )
+            context.log.info(f"{discipline}: {len(items)} items, answers per configuration {done.stored}")
+            return dg.MaterializeResult(metadata=_metadata(spec, items, runs) | llm_metadata(done.gateway_totals))
+
+        return per_partition(context, one)
 
     return dg.Definitions(assets=[evaluation_answers])
 

@@ -8,15 +8,18 @@ import time
 import dagster as dg
 
 from benchmark_platform.defs.common import (
+    SINGLE_RUN,
     TRIGGER_TAG,
     DatabaseResource,
     EmbedderResource,
     counts_metadata,
     discipline_partitions,
     key,
+    per_partition,
     source_partitions,
+    stage_pool,
 )
-from benchmark_platform.defs.llm.resources import LLMGatewayResource, llm_metadata
+from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
 from benchmark_platform.facts.persist import candidate_digests
 from benchmark_platform.facts.run import build_facts, extract_source
 from benchmark_platform.spec import BenchmarkSpec
@@ -88,6 +91,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         group_name="facts",
         deps=[dg.AssetDep(candidates_key, partition_mapping=dg.AllPartitionMapping())],
         code_version=_code_version(spec, "facts"),
+        backfill_policy=SINGLE_RUN,
+        pool=busiest_pool([paraphrase_model] if paraphrase_model else []) or stage_pool("facts"),
         description="Atomic, entity-linked facts of one discipline, each anchored to a document span; "
         "near-duplicates (cosine >= the spec's threshold) removed; quality report per source.",
     )
@@ -97,30 +102,32 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         embedder: EmbedderResource,
         llm: LLMGatewayResource,
     ) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        built = build_facts(
-            database.db,
-            spec,
-            discipline,
-            embedder.embedder.encode,
-            paraphrase_model,
-            lambda models, requests: llm.run(models, requests, settings=spec.llm, run_id=context.run.run_id),
-        )
-        fact_set, counts, totals = built.fact_set, built.counts, built.gateway_totals
-        context.log.info(
-            f"{discipline}: {counts['facts']} facts from {built.candidates} candidates, "
-            f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}"
-        )
-        return dg.MaterializeResult(
-            metadata={
-                **counts_metadata(candidates=built.candidates, **counts, guarded_pairs=fact_set.guarded_pairs),
-                "text mode": fact_set.text_mode,
-                "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
-                "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
-                "quality report": dg.MetadataValue.md(_report_markdown(built.report)),
-                **(llm_metadata(totals[0]) if totals else {}),
-            }
-        )
+        def one(discipline: str) -> dg.MaterializeResult:
+            built = build_facts(
+                database.db,
+                spec,
+                discipline,
+                embedder.embedder.encode,
+                paraphrase_model,
+                lambda models, requests: llm.run(models, requests, settings=spec.llm, run_id=context.run.run_id),
+            )
+            fact_set, counts, totals = built.fact_set, built.counts, built.gateway_totals
+            context.log.info(
+                f"{discipline}: {counts['facts']} facts from {built.candidates} candidates, "
+                f"{counts['duplicates']} near-duplicates removed; fact text = {fact_set.text_mode}"
+            )
+            return dg.MaterializeResult(
+                metadata={
+                    **counts_metadata(candidates=built.candidates, **counts, guarded_pairs=fact_set.guarded_pairs),
+                    "text mode": fact_set.text_mode,
+                    "embedder": f"{embedder.embedder.name} {embedder.embedder.version}",
+                    "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
+                    "quality report": dg.MetadataValue.md(_report_markdown(built.report)),
+                    **(llm_metadata(totals[0]) if totals else {}),
+                }
+            )
+
+        return per_partition(context, one)
 
     return dg.Definitions(assets=[fact_candidates, facts], sensors=[new_candidates_sensor(spec)])
 

@@ -10,7 +10,14 @@ import json
 
 import dagster as dg
 
-from benchmark_platform.defs.common import counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import (
+    SINGLE_RUN,
+    counts_metadata,
+    discipline_partitions,
+    key,
+    per_partition,
+    stage_pool,
+)
 from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.generation.plan import expected_calls, generation_is_automatic
 from benchmark_platform.generation.stage import generate_discipline
@@ -44,50 +51,53 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         # a person (UI launch) or a scheduled backfill generates. New items are then audited by the re-audit sensor
         automation_condition=dg.AutomationCondition.eager() if generation_is_automatic(spec) else None,
         code_version=_code_version(spec),
-        pool=busiest_pool(models, expected_calls(config)),
+        backfill_policy=SINGLE_RUN,
+        pool=busiest_pool(models, expected_calls(config)) or stage_pool("items"),
         required_resource_keys={"database", "embedder", *(["llm"] if models else [])},
         description="Items generated from the discipline's selected facts by five strategies under per-strategy "
         "quotas and a per-generator cap, each linked to its facts, generator, prompt version and "
         "closed-book gate result.",
     )
     def items(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        if not spec.sources:  # an item-bank spec: nothing to generate from, and the metadata says so
+        def one(discipline: str) -> dg.MaterializeResult:
+            if not spec.sources:  # an item-bank spec: nothing to generate from, and the metadata says so
+                return dg.MaterializeResult(
+                    metadata={
+                        "nothing_to_do": "no facts to generate from: the spec has no sources; items come from the item bank"
+                    }
+                )
+            done = generate_discipline(
+                context.resources.database.db,
+                spec,
+                discipline,
+                context.resources.embedder.embedder,
+                models,
+                gateway_sessions(context, spec.llm),
+            )
+            result, counts, selected = done.result, done.stored, done.selected_facts
+            by = result.tally
+            context.log.info(
+                f"{discipline}: {len(result.items)} items ({by('strategy')}) from {selected} selected "
+                f"facts; reserve {len(result.reserve)}; unfilled {dict(result.unfilled)}; "
+                f"invalid {dict(result.invalid)}"
+            )
+            for reason in result.rejections[:10]:
+                context.log.warning(f"{discipline}: LLM pseudo-MCQ rejected: {reason}")
             return dg.MaterializeResult(
                 metadata={
-                    "nothing_to_do": "no facts to generate from: the spec has no sources; items come from the item bank"
+                    **counts_metadata(**{**result.counts(), **counts}, selected_facts=selected),
+                    **llm_metadata(done.gateway_totals),
+                    "per_strategy": dg.MetadataValue.json(by("strategy")),
+                    "per_generator": dg.MetadataValue.json(by("generator")),
+                    "strategy_quota": dg.MetadataValue.json(
+                        {k: round(v, 3) for k, v in result.plan.strategy_quota.items()}
+                    ),
+                    "unfilled": dg.MetadataValue.json(dict(result.unfilled)),
+                    "invalid": dg.MetadataValue.json(dict(result.invalid)),
+                    "pseudo_mcq_rejections": dg.MetadataValue.json(result.rejections[:20]),
                 }
             )
-        done = generate_discipline(
-            context.resources.database.db,
-            spec,
-            discipline,
-            context.resources.embedder.embedder,
-            models,
-            gateway_sessions(context, spec.llm),
-        )
-        result, counts, selected = done.result, done.stored, done.selected_facts
-        by = result.tally
-        context.log.info(
-            f"{discipline}: {len(result.items)} items ({by('strategy')}) from {selected} selected "
-            f"facts; reserve {len(result.reserve)}; unfilled {dict(result.unfilled)}; "
-            f"invalid {dict(result.invalid)}"
-        )
-        for reason in result.rejections[:10]:
-            context.log.warning(f"{discipline}: LLM pseudo-MCQ rejected: {reason}")
-        return dg.MaterializeResult(
-            metadata={
-                **counts_metadata(**{**result.counts(), **counts}, selected_facts=selected),
-                **llm_metadata(done.gateway_totals),
-                "per_strategy": dg.MetadataValue.json(by("strategy")),
-                "per_generator": dg.MetadataValue.json(by("generator")),
-                "strategy_quota": dg.MetadataValue.json(
-                    {k: round(v, 3) for k, v in result.plan.strategy_quota.items()}
-                ),
-                "unfilled": dg.MetadataValue.json(dict(result.unfilled)),
-                "invalid": dg.MetadataValue.json(dict(result.invalid)),
-                "pseudo_mcq_rejections": dg.MetadataValue.json(result.rejections[:20]),
-            }
-        )
+
+        return per_partition(context, one)
 
     return dg.Definitions(assets=[items])

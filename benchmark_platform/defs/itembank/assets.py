@@ -4,7 +4,15 @@ nothing is written."""
 
 import dagster as dg
 
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import (
+    SINGLE_RUN,
+    DatabaseResource,
+    counts_metadata,
+    discipline_partitions,
+    key,
+    per_partition,
+    stage_pool,
+)
 from benchmark_platform.itembank.read import ItemBankError
 from benchmark_platform.itembank.run import import_discipline
 from benchmark_platform.spec import BenchmarkSpec
@@ -22,25 +30,30 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=discipline_partitions(spec),
         group_name="itembank",
         code_version=f"item-bank-1-{bank.id}",
+        # one run for a range: the data version (the bank file's hash) is the same for every discipline
+        backfill_policy=SINGLE_RUN,
+        pool=stage_pool(BANK_ITEMS),
         description=f"Items of the bank {bank.path} ({bank.licence}) whose category maps to the discipline, with "
         "their provenance; replaced as a whole per discipline.",
     )
     def bank_items(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-        discipline = context.partition_key
-        try:
-            done = import_discipline(database.db, spec.name, spec.directory, bank, discipline)
-        except ItemBankError as exc:
-            raise dg.Failure(str(exc)) from None  # one line naming file, row and field; nothing was written
-        context.log.info(f"{discipline}: {done.items} items from {done.file} (sha256 {done.sha256[:12]})")
-        return dg.MaterializeResult(
-            metadata={
-                **counts_metadata(items=done.items, file_items=done.file_items, removed=done.removed),
-                "file": done.file,
-                "file_sha256": done.sha256,
-                "licence": bank.licence,
-                "items_by_stratum_key": dg.MetadataValue.json(done.by_source),
-            },
-            data_version=dg.DataVersion(done.sha256[:16]),
-        )
+        def one(discipline: str) -> dg.MaterializeResult:
+            try:
+                done = import_discipline(database.db, spec.name, spec.directory, bank, discipline)
+            except ItemBankError as exc:
+                raise dg.Failure(str(exc)) from None  # one line naming file, row and field; nothing was written
+            context.log.info(f"{discipline}: {done.items} items from {done.file} (sha256 {done.sha256[:12]})")
+            return dg.MaterializeResult(
+                metadata={
+                    **counts_metadata(items=done.items, file_items=done.file_items, removed=done.removed),
+                    "file": done.file,
+                    "file_sha256": done.sha256,
+                    "licence": bank.licence,
+                    "items_by_stratum_key": dg.MetadataValue.json(done.by_source),
+                },
+                data_version=dg.DataVersion(done.sha256[:16]),
+            )
+
+        return per_partition(context, one)
 
     return dg.Definitions(assets=[bank_items])

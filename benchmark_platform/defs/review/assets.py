@@ -10,7 +10,15 @@ import hashlib
 import dagster as dg
 import polars as pl
 
-from benchmark_platform.defs.common import DatabaseResource, counts_metadata, discipline_partitions, key
+from benchmark_platform.defs.common import (
+    SINGLE_RUN,
+    DatabaseResource,
+    counts_metadata,
+    discipline_partitions,
+    key,
+    per_partition,
+    stage_pool,
+)
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.calibration import calibrate, pilot_from_logs
 from benchmark_platform.review.metrics import logs_from_pairs, table5
@@ -23,36 +31,50 @@ TRIGGER_TAG = "benchmark_platform/trigger"
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     partitions = discipline_partitions(spec)
-    common = {"partitions_def": partitions, "group_name": "review", "code_version": CODE_VERSION}
+    common = {
+        "partitions_def": partitions,
+        "group_name": "review",
+        "code_version": CODE_VERSION,
+        "backfill_policy": SINGLE_RUN,
+        "pool": stage_pool("review"),  # one pool for the four: each is a short transaction on the review tables
+    }
 
     @dg.asset(key=key(spec, "review_assignments"), deps=[key(spec, "items")], **common)
     def review_assignments(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         """Two independent, conflict-free reviewers for every new item, under the WIP cap (double-blind handles)."""
-        d = context.partition_key
-        result = repo.assign_partition(
-            database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase
-        )
-        for item_id, why in sorted(result.unassigned.items())[:20]:
-            context.log.warning(f"item {item_id} not assigned: {why}")
-        return dg.MaterializeResult(
-            metadata=counts_metadata(assigned_items=len(result.assignments) // 2, waiting_items=len(result.unassigned))
-        )
+
+        def one(d: str) -> dg.MaterializeResult:
+            result = repo.assign_partition(
+                database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase
+            )
+            for item_id, why in sorted(result.unassigned.items())[:20]:
+                context.log.warning(f"item {item_id} not assigned: {why}")
+            return dg.MaterializeResult(
+                metadata=counts_metadata(
+                    assigned_items=len(result.assignments) // 2, waiting_items=len(result.unassigned)
+                )
+            )
+
+        return per_partition(context, one)
 
     @dg.asset(key=key(spec, "review_payout_ledger"), deps=[review_assignments], **common)
     def review_payout_ledger(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         """Settle every fully rated round: base wage, bonus-on-bar, audit sample top-up, joint penalties, whitelist."""
-        d = context.partition_key
-        outcomes = repo.settle_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
-        totals = {kind.value: 0.0 for kind in EntryKind}
-        for entry in (e for o in outcomes for e in o.ledger):
-            totals[entry.kind.value] = round(totals[entry.kind.value] + entry.amount, 2)
-        return dg.MaterializeResult(
-            metadata=counts_metadata(
-                items_settled=sum(len(o.decisions) for o in outcomes),
-                audited=sum(len(o.audited) for o in outcomes),
-                **totals,
+
+        def one(d: str) -> dg.MaterializeResult:
+            outcomes = repo.settle_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
+            totals = {kind.value: 0.0 for kind in EntryKind}
+            for entry in (e for o in outcomes for e in o.ledger):
+                totals[entry.kind.value] = round(totals[entry.kind.value] + entry.amount, 2)
+            return dg.MaterializeResult(
+                metadata=counts_metadata(
+                    items_settled=sum(len(o.decisions) for o in outcomes),
+                    audited=sum(len(o.audited) for o in outcomes),
+                    **totals,
+                )
             )
-        )
+
+        return per_partition(context, one)
 
     @dg.asset(key=key(spec, "review_bonus_calibration"), deps=[review_payout_ledger], **common)
     def review_bonus_calibration(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
@@ -61,38 +83,44 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         The recommended B (bonus_target) is stored, not applied: the team sets it in the spec's
         review.bonus_by_discipline, so what is paid stays in the one typed configuration.
         """
-        d = context.partition_key
-        rows = repo.validated_reviews(database.db, spec.name, d)
-        if not rows:
-            context.log.info("no validated reviews yet: nothing to calibrate")
-            return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=0))
-        pilot = pilot_from_logs(pl.DataFrame(rows), spec.review.hourly_rate)
-        try:
-            (cal,) = calibrate(pilot, spec.review.policy_for(d).tau, spec.review.target_effort_rate)
-        except ValueError as exc:
-            context.log.warning(f"cannot calibrate {d} yet: {exc}")
-            return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
-        repo.store_calibration(database.db, spec.name, d, cal)
-        return dg.MaterializeResult(
-            metadata=counts_metadata(
-                validated_reviews=len(rows),
-                dp_min=cal.dp_min,
-                bonus_target=cal.bonus_target,
-                bonus_dominant=cal.bonus_dominant,
-                expected_bonus_per_task=cal.expected_bonus_at_target,
+
+        def one(d: str) -> dg.MaterializeResult:
+            rows = repo.validated_reviews(database.db, spec.name, d)
+            if not rows:
+                context.log.info("no validated reviews yet: nothing to calibrate")
+                return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=0))
+            pilot = pilot_from_logs(pl.DataFrame(rows), spec.review.hourly_rate)
+            try:
+                (cal,) = calibrate(pilot, spec.review.policy_for(d).tau, spec.review.target_effort_rate)
+            except ValueError as exc:
+                context.log.warning(f"cannot calibrate {d} yet: {exc}")
+                return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
+            repo.store_calibration(database.db, spec.name, d, cal)
+            return dg.MaterializeResult(
+                metadata=counts_metadata(
+                    validated_reviews=len(rows),
+                    dp_min=cal.dp_min,
+                    bonus_target=cal.bonus_target,
+                    bonus_dominant=cal.bonus_dominant,
+                    expected_bonus_per_task=cal.expected_bonus_at_target,
+                )
             )
-        )
+
+        return per_partition(context, one)
 
     @dg.asset(key=key(spec, "review_metrics"), deps=[review_payout_ledger], **common)
     def review_metrics(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         """KINA Table 5 per phase (caught-flaw, reviewer-asymmetric catch, audit-flagged rates) with Wilson CIs."""
-        d = context.partition_key
-        pairs = repo.rating_pairs(database.db, spec.name, d)
-        table = table5(logs_from_pairs(pairs))
-        repo.store_metrics(database.db, spec.name, d, table)
-        return dg.MaterializeResult(
-            metadata={"pairs": dg.MetadataValue.int(len(pairs)), "table5": dg.MetadataValue.md(_markdown(table))}
-        )
+
+        def one(d: str) -> dg.MaterializeResult:
+            pairs = repo.rating_pairs(database.db, spec.name, d)
+            table = table5(logs_from_pairs(pairs))
+            repo.store_metrics(database.db, spec.name, d, table)
+            return dg.MaterializeResult(
+                metadata={"pairs": dg.MetadataValue.int(len(pairs)), "table5": dg.MetadataValue.md(_markdown(table))}
+            )
+
+        return per_partition(context, one)
 
     @dg.sensor(
         name=f"{spec.name}_review_assignment_sensor",
