@@ -24,9 +24,9 @@ def items_pool(generators: dict[str, str], gate: dict[str, str] | None = None) -
     return items.op.pool
 
 
-def test_without_models_the_asset_takes_no_provider_pool():
+def test_without_models_the_asset_takes_its_stage_pool_not_a_provider_pool():
     (items,) = [a for a in build_defs(load_spec("wine")).assets if isinstance(a, dg.AssetsDefinition)]
-    assert items.op.pool is None
+    assert items.op.pool == "stage_items"
 
 
 def test_one_provider_gives_its_pool():
