@@ -72,20 +72,26 @@ def stratified_random_subsets(
 
 
 def post_stratified_accuracy(correct: np.ndarray, subset: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Raw accuracy on `subset`, each stratum weighted by its share of the pool (a stratum a model left unanswered
-    on the subset counts at the model's subset mean)."""
+    """Raw accuracy on `subset`, each stratum weighted by its share of the pool times the model's answer rate on the
+    stratum's subset items: the post-stratified estimate of the accuracy over the items the model answers, the same
+    estimand as `pool_accuracy` and the IRT estimator (a stratum absent from the subset counts at the model's subset
+    mean and overall answer rate)."""
     sizes = np.bincount(labels)
     answers = correct[:, subset]
     answered = ~np.isnan(answers)
     overall = np.where(answered, answers, 0.0).sum(axis=1) / np.maximum(answered.sum(axis=1), 1)
-    estimate = np.zeros(correct.shape[0])
-    for h in np.unique(labels[subset]):
+    overall_rate = answered.mean(axis=1)
+    correct_mass, answered_mass = np.zeros(correct.shape[0]), np.zeros(correct.shape[0])
+    for h in range(len(sizes)):
         in_h = labels[subset] == h
+        if not in_h.any():
+            correct_mass += sizes[h] * overall_rate * overall
+            answered_mass += sizes[h] * overall_rate
+            continue
         count = answered[:, in_h].sum(axis=1)
-        mean = np.where(answered[:, in_h], answers[:, in_h], 0.0).sum(axis=1) / np.maximum(count, 1)
-        estimate += sizes[h] / len(labels) * np.where(count > 0, mean, overall)
-    missing = sizes[np.setdiff1d(np.arange(len(sizes)), labels[subset])].sum() / len(labels)
-    return np.asarray(estimate + missing * overall, dtype=float)
+        correct_mass += sizes[h] / in_h.sum() * np.where(answered[:, in_h], answers[:, in_h], 0.0).sum(axis=1)
+        answered_mass += sizes[h] / in_h.sum() * count
+    return np.asarray(np.where(answered_mass > 0, correct_mass / np.maximum(answered_mass, 1e-300), 0.0), dtype=float)
 
 
 def fidelity(truth: np.ndarray, estimates: np.ndarray) -> Fidelity:

@@ -118,40 +118,62 @@ def estimate_accuracy(
 
     `answers` is (respondents, len(subset)) with NaN where not answered; `strata` (one label per pool item, e.g.
     the category) stratifies the residual correction; None treats the pool as one stratum.
+
+    The estimand is what the leaderboard measures: the accuracy over the pool items the respondent answers. A model
+    that left items unanswered is scored over the rest, so each stratum's unseen items count at the respondent's
+    answer rate on that stratum's subset items (its unanswered items taken as missing at random within a stratum;
+    a model that skipped most of a category is not judged on that category's predicted accuracy). With every subset
+    item answered this is the plain p-IRT over the whole pool.
     """
     subset = np.asarray(subset, dtype=np.int64)
     if answers.shape[1] != len(subset) or len(subset) == 0:
         raise ValueError("answers need one column per subset item, and the subset must not be empty")
     m = len(fit.discrimination)
     labels = np.zeros(m, dtype=np.int64) if strata is None else np.unique(strata, return_inverse=True)[1]
-    sizes = np.bincount(labels)
     a, d = fit.discrimination, fit.intercept
     theta, theta_se = estimate_ability(answers, a[subset], d[subset])
     p = fit.probabilities(theta)  # (r, m)
+    p_seen = p[:, subset]
     answered = ~np.isnan(answers)
-    seen = np.where(answered, answers, p[:, subset])  # a missing answer counts as its prediction
-    unseen = p.sum(axis=1) - p[:, subset].sum(axis=1)
-    p_irt = (seen.sum(axis=1) + unseen) / m
+    residual = np.where(answered, answers - p_seen, 0.0)
+    bernoulli = np.where(answered, p_seen * (1 - p_seen), 0.0)
+    information = p * (1 - p) * a  # d p / d theta
 
-    # The model's mean residual on S per stratum, scaled to the stratum's unseen items, and its sampling variance.
-    residual = np.where(answered, answers - p[:, subset], 0.0)
-    bernoulli = np.where(answered, p[:, subset] * (1 - p[:, subset]), 0.0)
-    correction, variance = np.zeros(len(theta)), np.zeros(len(theta))
+    # Per stratum (row sums, not matrix products: each respondent's figures must not depend on the other rows):
+    # the answer rate on the subset (a stratum without subset items, or a respondent who answered nothing, takes
+    # the overall rate, 1 if that is 0), the unseen items the respondent would answer, their expected correct
+    # answers, the mean residual on S and its sampling variance.
+    overall = answered.mean(axis=1)
+    overall = np.where(overall > 0, overall, 1.0)
+    strata_count = labels.max() + 1
+    unseen_items, unseen_mass, unseen_slope, mean_residual, residual_variance = (
+        np.zeros((len(theta), strata_count)) for _ in range(5)
+    )
     subset_labels = labels[subset]
-    for h in range(len(sizes)):
-        in_h = subset_labels == h
+    for h in range(strata_count):
+        in_h, pool_h = subset_labels == h, labels == h
         counted = answered[:, in_h].sum(axis=1)
-        if not in_h.any():
-            continue
-        share = (sizes[h] - in_h.sum()) / m
+        rate = counted / in_h.sum() if in_h.any() else overall
+        not_seen = pool_h.copy()
+        not_seen[subset[in_h]] = False
+        unseen_items[:, h] = rate * not_seen.sum()
+        unseen_mass[:, h] = rate * p[:, not_seen].sum(axis=1)
+        unseen_slope[:, h] = rate * information[:, not_seen].sum(axis=1)
         per_item = np.maximum(counted, 1)
-        correction += share * residual[:, in_h].sum(axis=1) / per_item
-        variance += share**2 * bernoulli[:, in_h].sum(axis=1) / per_item**2
+        mean_residual[:, h] = residual[:, in_h].sum(axis=1) / per_item
+        residual_variance[:, h] = bernoulli[:, in_h].sum(axis=1) / per_item**2
+    answered_total = answered.sum(axis=1) + unseen_items.sum(axis=1)
+    p_irt = (np.where(answered, answers, 0.0).sum(axis=1) + unseen_mass.sum(axis=1)) / answered_total
+
+    # The residual correction, shrunk by how much of it is noise.
+    share = unseen_items / answered_total[:, None]
+    correction = (share * mean_residual).sum(axis=1)
+    variance = (share**2 * residual_variance).sum(axis=1)
     signal = np.maximum(correction**2 - variance, 0.0)
     shrinkage = np.where(signal + variance > 0, signal / np.maximum(signal + variance, 1e-300), 0.0)
     estimate = np.clip(p_irt + shrinkage * correction, 0.0, 1.0)
 
-    slope = ((p * (1 - p)) @ a - ((p * (1 - p))[:, subset] @ a[subset])) / m  # d(unseen mean)/d theta
+    slope = unseen_slope.sum(axis=1) / answered_total  # d(estimate)/d theta, for the delta method
     spread = np.sqrt(shrinkage**2 * variance + (1 - shrinkage) ** 2 * signal + (slope * theta_se) ** 2)
     z = float(norm.ppf(0.5 + level / 2))
     return AccuracyEstimates(

@@ -4,8 +4,8 @@ MMLU-Pro (../shared/data/mmlu_pro_outputs, 12,032 items, 14 categories, 29 model
 with DERIVED anchors (bench/selection.py's `mmlu_pro_discipline`), scored once by support centrality; K = 100 and
 K = 899 are split over the categories by largest remainder (per-category quotas), and inside a category the anchors'
 source-family strata hold their quotas. For each of `--splits` random model splits (15 visible, 14 held out):
-- ours: F_d^sp + weight * R (selection/response.py, the visible models' answers), lazy greedy / MIP as the platform
-  selects, scored by the IRT estimator (analysis/irt.py) fitted on the visible models over the whole pool;
+- ours: F_d^sp + weight * R + the information term (selection/response.py, the visible models' answers), lazy
+  greedy / MIP as the platform selects, scored by the IRT estimator (analysis/irt.py) fitted on the visible models over the whole pool;
 - anchor points (tinyBenchmarks, Polo et al. 2024, from the paper's description): per category, k-means of the
   items' correctness vectors over the visible models into k_c clusters, the item nearest each centroid, weighted by
   its cluster's size;
@@ -130,7 +130,13 @@ def select_with_answers(
     for h, problem in enumerate(problems):
         pool = np.flatnonzero(labels == h)
         answers = ResponseMatrix(tuple(item_ids[j] for j in pool), visible_models, correct_visible[:, pool])
-        combined, _ = add_response_term(problem, answers, weight=response.weight, neighbours=response.neighbours)
+        combined, _ = add_response_term(
+            problem,
+            answers,
+            weight=response.weight,
+            neighbours=response.neighbours,
+            information_weight=response.information_weight,
+        )
         result = select(combined, params)
         hold &= not problem.violations(np.array(result.selected))
         certified.append(result.certified_ratio)
@@ -147,6 +153,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--weight", type=float, default=ResponseTermConfig().weight)
     parser.add_argument("--neighbours", type=int, default=ResponseTermConfig().neighbours)
+    parser.add_argument("--information-weight", type=float, default=ResponseTermConfig().information_weight)
     parser.add_argument("--bootstrap", type=int, default=CentralityParams().bootstrap)
     parser.add_argument("--mip-time-limit", type=float, default=1.0, help="MIP time limit (s) for small shortlists")
     parser.add_argument("--table", action="store_true", help="print the per-split table (Markdown) to stderr")
@@ -157,7 +164,9 @@ def main() -> int:
     sizes = dict(zip(categories, np.bincount(labels).tolist(), strict=True))
     quotas = {k: _largest_remainder(sizes, k) for k in budgets}
     params = CentralityParams(bootstrap=args.bootstrap, mip_time_limit_s=args.mip_time_limit, seed=args.seed)
-    response = ResponseTermConfig(weight=args.weight, neighbours=args.neighbours)
+    response = ResponseTermConfig(
+        weight=args.weight, neighbours=args.neighbours, information_weight=args.information_weight
+    )
     problems = score_categories(items, categories, quotas, params)
     scoring_seconds = time.perf_counter() - started
 
@@ -220,6 +229,7 @@ def main() -> int:
         quotas_and_duplicate_bound_hold=constraints_hold,
         response_weight=args.weight,
         response_neighbours=args.neighbours,
+        response_information_weight=args.information_weight,
         centrality_bootstrap=args.bootstrap,
         scoring_seconds=round(scoring_seconds, 1),
         seconds=round(time.perf_counter() - started, 1),

@@ -250,7 +250,13 @@ def response_note(responses: list[dict[str, Any]]) -> str:
     line = (
         f"- **Response patterns.** Models' imported answers entered the item selection in {len(applied)} of "
         f"{len(responses)} disciplines (facility location over answer patterns, weight "
-        f"{applied[0]['response_weight']}, {max(r['response_models'] for r in applied)} models)."
+        f"{applied[0]['response_weight']}"
+        + (
+            f", and the items' Fisher information about ability, weight {information} / K_d^2"
+            if (information := applied[0].get("response_information_weight"))
+            else ""
+        )
+        + f", {max(r['response_models'] for r in applied)} models)."
     )
     if not validated:
         return line + f" Held-out validation: {applied[0].get('holdout_validation', 'not run')}."

@@ -10,6 +10,13 @@ cover nor are covered, as they carry no signal about which model is better.
 
 Sparse: each pool item keeps its `neighbours` most similar candidates only (a sparse facility location is still one).
 With no answers (or weight 0) the problem is returned as it is, the very same object, and the info says so.
+
+The information term I(S) = information_weight / k^2 * sum_{q in S} I_q / max I: I_q is the Fisher information item q
+holds about a model's ability under a 2PL fitted on the answering models (a_q^2 p (1 - p), averaged over their
+abilities). A small subset ranks models by an ability estimated from few items, so informative items pay; a large one
+needs representativeness more than precision (the estimate's variance falls as 1/information, its marginal gain as
+1/information^2, while the coverage terms' per-item gains fall as 1/k), hence the 1/k^2. Modular and non-negative, it
+is a facility location whose columns each only their own candidate covers: Proposition 1 and the certificate hold.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from benchmark_platform.analysis.fidelity import holdout_validation
-from benchmark_platform.analysis.irt import correctness_matrix
+from benchmark_platform.analysis.irt import correctness_matrix, fit_irt
 from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 
@@ -51,6 +58,7 @@ class ResponseTermInfo:
     applied: bool
     reason: str
     weight: float = 0.0
+    information_weight: float = 0.0
     models: int = 0
     pool_items: int = 0
     candidates_with_answers: int = 0
@@ -60,6 +68,7 @@ class ResponseTermInfo:
             "response_term": "applied" if self.applied else "absent",
             "response_term_reason": self.reason,
             "response_weight": self.weight,
+            "response_information_weight": self.information_weight,
             "response_models": self.models,
             "response_pool_items": self.pool_items,
             "response_candidates_with_answers": self.candidates_with_answers,
@@ -104,16 +113,34 @@ def pattern_similarity(patterns: np.ndarray, rows: np.ndarray, neighbours: int, 
     return matrix
 
 
+def item_information(correct: np.ndarray) -> np.ndarray:
+    """Fisher information of each item (columns of `correct`, models x items, NaN unanswered) about a model's ability:
+    a_q^2 p (1 - p) under a 2PL fitted on these models (analysis.irt.fit_irt), averaged over their fitted abilities.
+    Zeros with fewer than 2 models (no fit)."""
+    if correct.shape[0] < 2 or correct.shape[1] == 0:
+        return np.zeros(correct.shape[1])
+    fit = fit_irt(correct)
+    p = fit.probabilities(fit.abilities)
+    return np.asarray((fit.discrimination**2 * p * (1 - p)).mean(axis=0), dtype=float)
+
+
 def add_response_term(
-    problem: SelectionProblem, responses: ResponseMatrix | None, *, weight: float, neighbours: int = 50
+    problem: SelectionProblem,
+    responses: ResponseMatrix | None,
+    *,
+    weight: float,
+    neighbours: int = 50,
+    information_weight: float = 0.0,
 ) -> tuple[SelectionProblem, ResponseTermInfo]:
-    """F_d^sp + weight * R: the problem with the response pool appended as bank columns of weight weight / |pool|.
+    """F_d^sp + weight * R (+ the information term): the problem with the response pool appended as bank columns of
+    weight weight / |pool|, and with information_weight > 0 one column per candidate that only it covers, I_q / max I,
+    of weight information_weight / k^2.
 
     Candidates without answers get an empty row (they still count for F_d^sp). Returns `problem` itself, unchanged,
     when there are no answers, no answered candidate or weight 0, with the reason in the info.
     """
-    if weight < 0:
-        raise ValueError("the response weight must be non-negative")
+    if weight < 0 or information_weight < 0:
+        raise ValueError("the response weights must be non-negative")
     if weight == 0:
         return problem, ResponseTermInfo(False, "response weight is 0")
     if responses is None or not responses.models or not responses.item_ids:
@@ -126,15 +153,28 @@ def add_response_term(
     similarity = pattern_similarity(standardized_patterns(responses.correct), pool_rows, neighbours).tocoo()
     m = len(responses.item_ids)
     extra = sp.csr_matrix((similarity.data, (rows[similarity.row], similarity.col)), shape=(problem.n, m))
+    columns, column_weights = [problem.coverage, extra], [problem.weights, np.full(m, weight / m)]
+    reason = "answers available: F_d^sp + weight * facility location over answer patterns"
+    if information_weight > 0:
+        information = np.zeros(problem.n)
+        information[rows] = item_information(responses.correct)[pool_rows]
+        if information.max() > 0:
+            scaled = information / information.max()
+            columns.append(
+                sp.csr_matrix((scaled, (np.arange(problem.n), np.arange(problem.n))), shape=(problem.n,) * 2)
+            )
+            column_weights.append(np.full(problem.n, information_weight / max(problem.k, 1) ** 2))
+            reason += " + information_weight / k^2 * the items' Fisher information about ability"
     augmented = replace(
         problem,
-        coverage=sp.hstack([problem.coverage, extra], format="csr"),
-        weights=np.concatenate([problem.weights, np.full(m, weight / m)]),
+        coverage=sp.hstack(columns, format="csr"),
+        weights=np.concatenate(column_weights),
     )
     info = ResponseTermInfo(
         True,
-        "answers available: F_d^sp + weight * facility location over answer patterns",
+        reason,
         weight=weight,
+        information_weight=information_weight if len(columns) > 2 else 0.0,
         models=len(responses.models),
         pool_items=m,
         candidates_with_answers=len(rows),
@@ -149,6 +189,7 @@ def visible_selection(
     weight: float,
     neighbours: int,
     solve: Callable[[SelectionProblem], SelectionResult],
+    information_weight: float = 0.0,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """The selection as a function of which models it may see, for held-out validation (analysis.fidelity).
 
@@ -162,7 +203,9 @@ def visible_selection(
         seen = ResponseMatrix(
             responses.item_ids, tuple(responses.models[i] for i in visible), responses.correct[visible]
         )
-        combined, _ = add_response_term(problem, seen, weight=weight, neighbours=neighbours)
+        combined, _ = add_response_term(
+            problem, seen, weight=weight, neighbours=neighbours, information_weight=information_weight
+        )
         result = solve(combined)
         return np.array([column[i] for i in result.selected_ids if i in column], dtype=np.int64)
 
@@ -191,7 +234,13 @@ def select_with_responses(
     figures are the same run to run. Only candidates with answers enter the validation: the rest cannot be scored.
     Without answers the selection is `solve(problem)` itself and the summary says so.
     """
-    combined, info = add_response_term(problem, responses, weight=config.weight, neighbours=config.neighbours)
+    combined, info = add_response_term(
+        problem,
+        responses,
+        weight=config.weight,
+        neighbours=config.neighbours,
+        information_weight=config.information_weight,
+    )
     result = solve(combined)
     summary = info.as_metadata()
     if responses is None or not info.applied:
@@ -204,7 +253,14 @@ def select_with_responses(
         responses.correct[:, [column[problem.candidate_ids[i]] for i in rows]],
     )
     labels = np.unique(problem.strata[rows], return_inverse=True)[1].astype(np.int64)
-    select_subset = visible_selection(problem, pool, weight=config.weight, neighbours=config.neighbours, solve=solve)
+    select_subset = visible_selection(
+        problem,
+        pool,
+        weight=config.weight,
+        neighbours=config.neighbours,
+        solve=solve,
+        information_weight=config.information_weight,
+    )
     figures = holdout_validation(
         pool.correct,
         labels,

@@ -62,6 +62,28 @@ def test_new_models_abilities_and_accuracies_are_recovered_from_a_subset_with_ho
     np.testing.assert_allclose(whole.estimate, truth, atol=1e-12)
 
 
+def test_a_model_that_skipped_a_stratum_is_estimated_over_the_items_it_answered() -> None:
+    # Stratum 1 is the hardest half of the items; the new models answered only a fifth of it (as DeepSeek-Coder-V2
+    # skipped most of MMLU-Pro's chemistry and engineering). pool_accuracy scores them over what they answered.
+    correct, _, _, d = _simulate(3, 40, 2000)
+    strata = (d < np.median(d)).astype(np.int64)
+    visible, new = np.arange(20), np.arange(20, 40)
+    held = correct[new].copy()
+    rng = np.random.default_rng(1)
+    held[:, (strata == 1) & (rng.random(2000) < 0.8)] = np.nan
+    truth = pool_accuracy(held)
+    subset = rng.choice(2000, 300, replace=False)
+    fit = fit_irt(correct[visible])
+    estimates = estimate_accuracy(fit, subset, held[:, subset], strata=strata)
+    everything = pool_accuracy(correct[new])  # what the model would score answering every item: a different figure
+    assert np.abs(truth - everything).mean() > 0.05
+    assert np.abs(estimates.estimate - truth).mean() < 0.03
+    assert np.abs(post_stratified_accuracy(held, subset, strata) - truth).mean() < 0.05
+    # answering every subset item, the estimate is the whole-pool p-IRT as before
+    full = estimate_accuracy(fit, subset, correct[new][:, subset], strata=strata)
+    assert np.abs(full.estimate - everything).mean() < 0.03
+
+
 def test_fidelity_helpers() -> None:
     splits = model_splits(10, 4, 3, seed=5)
     for seen, held in splits:
@@ -72,8 +94,8 @@ def test_fidelity_helpers() -> None:
     labels = np.array([0, 0, 0, 1, 1, 1, 1, 1])
     correct = np.array([[1, 0, 1, 1, 1, 0, 0, 0], [1, 1, 1, 0, 0, np.nan, 0, 1]], dtype=float)
     np.testing.assert_allclose(
-        post_stratified_accuracy(correct, np.arange(8), labels), [3 / 8 * 2 / 3 + 5 / 8 * 2 / 5, 3 / 8 + 5 / 8 * 1 / 4]
-    )
+        post_stratified_accuracy(correct, np.arange(8), labels), [3 / 8 * 2 / 3 + 5 / 8 * 2 / 5, (3 + 1) / 7]
+    )  # the second model is scored over the 7 items it answered, as pool_accuracy does
     draws = stratified_random_subsets(labels, np.array([1, 2]), 5, np.random.default_rng(0))
     assert draws.shape == (5, 3) and all(sorted(np.bincount(labels[d], minlength=2)) == [1, 2] for d in draws)
 

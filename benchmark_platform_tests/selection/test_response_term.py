@@ -21,6 +21,7 @@ from benchmark_platform.selection.response import (
     NO_RESPONSE_DATA,
     ResponseMatrix,
     add_response_term,
+    item_information,
     pattern_similarity,
     responses_from_results,
     select_with_responses,
@@ -53,7 +54,7 @@ def _instance(seed: int, n: int, m_bank: int, models: int, k: int) -> tuple[Sele
 
 
 @st.composite
-def instances(draw: st.DrawFn) -> tuple[SelectionProblem, ResponseMatrix, float, int]:
+def instances(draw: st.DrawFn) -> tuple[SelectionProblem, ResponseMatrix, float, int, float]:
     n = draw(st.integers(3, 8))
     problem, answers = _instance(
         draw(st.integers(0, 2**32 - 1)),
@@ -62,16 +63,21 @@ def instances(draw: st.DrawFn) -> tuple[SelectionProblem, ResponseMatrix, float,
         draw(st.integers(3, 10)),
         draw(st.integers(1, n - 1)),
     )
-    return problem, answers, draw(st.floats(0.1, 5.0)), draw(st.integers(1, n))
+    information_weight = draw(st.sampled_from([0.0]) | st.floats(0.1, 10.0))
+    return problem, answers, draw(st.floats(0.1, 5.0)), draw(st.integers(1, n)), information_weight
 
 
 @settings(max_examples=60, deadline=None)
 @given(instances(), st.data())
 def test_response_term_and_combined_objective_are_monotone_and_submodular(instance, data: st.DataObject) -> None:
-    problem, answers, weight, neighbours = instance
-    combined, info = add_response_term(problem, answers, weight=weight, neighbours=neighbours)
+    problem, answers, weight, neighbours, information_weight = instance
+    combined, info = add_response_term(
+        problem, answers, weight=weight, neighbours=neighbours, information_weight=information_weight
+    )
     assert info.applied and info.candidates_with_answers == problem.n
     base_columns = problem.coverage.shape[1]
+    # the information term, when on, is one column per candidate: R's columns come first
+    assert combined.coverage.shape[1] == base_columns + len(answers.item_ids) + (problem.n if information_weight else 0)
     response_only = SelectionProblem(
         candidate_ids=combined.candidate_ids,
         strata=combined.strata,
@@ -84,7 +90,8 @@ def test_response_term_and_combined_objective_are_monotone_and_submodular(instan
     )
     # a candidate whose answers vary covers at least itself; candidates every model answers alike cover nothing
     candidate_columns = [answers.item_ids.index(c) for c in problem.candidate_ids]
-    assert (response_only.coverable() > 0) == bool(np.nanstd(answers.correct[:, candidate_columns], axis=0).any())
+    r_only = response_only.coverage[:, : len(answers.item_ids)].max(axis=0).toarray().ravel()
+    assert (r_only.max() > 0) == bool(np.nanstd(answers.correct[:, candidate_columns], axis=0).any())
     members = data.draw(st.lists(st.integers(0, problem.n - 1), unique=True, max_size=problem.n - 1))
     cut = data.draw(st.integers(0, len(members)))
     small, large = np.array(members[:cut], dtype=np.int64), np.array(members, dtype=np.int64)
@@ -100,8 +107,10 @@ def test_response_term_and_combined_objective_are_monotone_and_submodular(instan
 @settings(max_examples=60, deadline=None)
 @given(instances())
 def test_greedy_on_the_combined_objective_reaches_one_minus_one_over_e(instance) -> None:
-    problem, answers, weight, neighbours = instance
-    combined, _ = add_response_term(problem, answers, weight=weight, neighbours=neighbours)
+    problem, answers, weight, neighbours, information_weight = instance
+    combined, _ = add_response_term(
+        problem, answers, weight=weight, neighbours=neighbours, information_weight=information_weight
+    )
     optimum = max(combined.value(np.array(s)) for s in itertools.combinations(range(combined.n), combined.k))
     for lazy in (True, False):
         result = select_greedy(combined, lazy=lazy)
@@ -125,6 +134,42 @@ def test_similarity_is_the_positive_part_of_the_correlation_and_constant_items_c
     assert np.all((kept == 0) | np.isclose(kept, similarity))
 
 
+def test_item_information_favours_items_of_middling_difficulty() -> None:
+    rng = np.random.default_rng(4)
+    ability = rng.normal(size=(40, 1))
+    intercept = np.repeat([0.0, 5.0, -5.0], 100)  # middling, very easy, very hard items
+    correct = (rng.random((40, 300)) < 1 / (1 + np.exp(-(1.5 * ability + intercept)))).astype(float)
+    information = item_information(correct)
+    middling, easy, hard = (information[i : i + 100].mean() for i in (0, 100, 200))
+    assert middling > 3 * max(easy, hard) and (information > 0).all()
+    assert (item_information(correct[:1]) == 0).all()  # one model: no fit, no information
+
+
+def test_the_information_term_is_modular_and_weighted_by_one_over_k_squared() -> None:
+    problem, answers = _instance(9, 12, 10, 20, 4)
+    combined, info = add_response_term(problem, answers, weight=1.0, information_weight=8.0)
+    assert info.applied and info.information_weight == 8.0 and "information" in info.reason
+    start = problem.coverage.shape[1] + len(answers.item_ids)
+    columns = combined.coverage[:, start:].toarray()
+    assert columns.shape == (problem.n, problem.n) and not (columns - np.diag(np.diag(columns))).any()
+    assert np.isclose(columns.max(), 1.0) and (columns >= 0).all()
+    np.testing.assert_allclose(combined.weights[start:], 8.0 / problem.k**2)
+    term = SelectionProblem(
+        candidate_ids=combined.candidate_ids,
+        strata=combined.strata,
+        stratum_names=combined.stratum_names,
+        lower=combined.lower,
+        upper=combined.upper,
+        weights=combined.weights[start:],
+        coverage=combined.coverage[:, start:],
+        k=combined.k,
+    )
+    chosen = np.array([0, 3, 7])
+    assert np.isclose(term.value(chosen), sum(term.value(np.array([q])) for q in chosen))  # modular
+    off, info = add_response_term(problem, answers, weight=1.0)
+    assert off.coverage.shape[1] == start and info.information_weight == 0.0
+
+
 def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
     problem, answers = _instance(3, 40, 30, 8, 6)
     params = CentralityParams()
@@ -134,7 +179,7 @@ def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
         ResponseMatrix((), (), np.zeros((0, 0))),
         ResponseMatrix(("elsewhere",), ("m",), np.ones((1, 1))),
     ):
-        same, info = add_response_term(problem, empty, weight=1.0)
+        same, info = add_response_term(problem, empty, weight=1.0, information_weight=7.0)
         assert same is problem and not info.applied
         assert info.as_metadata()["response_term"] == "absent"
         assert select(same, params).model_dump_json() == before.model_dump_json()
