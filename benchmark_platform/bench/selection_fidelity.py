@@ -45,8 +45,6 @@ from benchmark_platform.selection.policy import build_problem, select
 from benchmark_platform.selection.problem import SelectionProblem
 from benchmark_platform.selection.response import ResponseMatrix, add_response_term
 
-INFORMATION_WEIGHT_TUNED = 10.0  # chosen on tuning model splits (seed 7), not on the bench's
-
 
 def load_mmlu_pro() -> tuple[pl.DataFrame, np.ndarray, tuple[str, ...], tuple[str, ...], np.ndarray, list[str]]:
     """Items, correctness (models x items, NaN = no answer), model names, item ids, category label per item."""
@@ -155,8 +153,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--weight", type=float, default=ResponseTermConfig().weight)
     parser.add_argument("--neighbours", type=int, default=ResponseTermConfig().neighbours)
-    # the bench measures the information term at its tuned weight (the spec default is 0: see ResponseTermConfig)
-    parser.add_argument("--information-weight", type=float, default=INFORMATION_WEIGHT_TUNED)
+    parser.add_argument("--information-weight", type=float, default=ResponseTermConfig().information_weight)
     parser.add_argument("--bootstrap", type=int, default=CentralityParams().bootstrap)
     parser.add_argument("--mip-time-limit", type=float, default=1.0, help="MIP time limit (s) for small shortlists")
     parser.add_argument("--table", action="store_true", help="print the per-split table (Markdown) to stderr")
