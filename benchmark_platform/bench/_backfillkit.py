@@ -85,6 +85,7 @@ def scheduled_backfill_runs(
 def main() -> int:
     import os
 
+    from benchmark_platform.defs.automation.requests import run_partitions
     from benchmark_platform.paths import PROJECT_ROOT
     from benchmark_platform.spec import load_spec
     from benchmark_platform.store import Database, migrate
@@ -102,19 +103,12 @@ def main() -> int:
             figures[name] = {
                 "partitions": partitions,
                 "runs": len(runs),
-                "partitions_per_run": sorted({_partitions_in(r, keys) for r in runs}),
+                "partitions_per_run": sorted({len(run_partitions(r.tags, keys)) for r in runs}),
                 "assets_per_run": sorted({len(r.asset_selection or ()) for r in runs}),
                 "seconds": round(time.perf_counter() - started, 1),
             }
     print(json.dumps({"bench": "scheduled_backfill", **figures}))
     return 0
-
-
-def _partitions_in(run: dg.DagsterRun, keys: list[str]) -> int:
-    start, end = run.tags.get("dagster/asset_partition_range_start"), run.tags.get("dagster/asset_partition_range_end")
-    if start and end:
-        return keys.index(end) - keys.index(start) + 1
-    return 1 if "dagster/partition" in run.tags else 0
 
 
 if __name__ == "__main__":

@@ -130,13 +130,7 @@ def select_with_answers(
     for h, problem in enumerate(problems):
         pool = np.flatnonzero(labels == h)
         answers = ResponseMatrix(tuple(item_ids[j] for j in pool), visible_models, correct_visible[:, pool])
-        combined, _ = add_response_term(
-            problem,
-            answers,
-            weight=response.weight,
-            neighbours=response.neighbours,
-            information_weight=response.information_weight,
-        )
+        combined, _ = add_response_term(problem, answers, response)
         result = select(combined, params)
         hold &= not problem.violations(np.array(result.selected))
         certified.append(result.certified_ratio)

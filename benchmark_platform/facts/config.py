@@ -32,8 +32,8 @@ class FactTemplate(BaseModel):
     value_pattern: str | None = None
     # subject values that name an aggregate row, not an entity ('AUTRES', 'Inconnu'): recorded as rejections
     skip_subjects: list[str] = Field(default_factory=list)
-    # a numeric value as the fact states it: rounded to this many decimals, thousands grouped ('841.6198' ->
-    # '841.62', '480118.66' -> '480,118.66'); the anchoring span stays the source's own digits
+    # a numeric value as the fact states it: rounded to this many decimals, thousands grouped (2: '841.6198' ->
+    # '841.62'; 0: '480118.66' -> '480,119'); the anchoring span stays the source's own digits
     value_decimals: int | None = Field(default=None, ge=0, le=6)
 
 

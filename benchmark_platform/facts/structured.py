@@ -121,12 +121,13 @@ def _unusable_row(template: FactTemplate, subject: object, value: object) -> tup
     """Why a record gives this template no fact (reason, offending text, field), or None when it may."""
     if value in (None, "") or subject in (None, ""):
         return "empty field", "", template.field if value in (None, "") else template.subject_field
-    if str(subject).strip() in template.skip_subjects:
-        return "an aggregate row, not an entity", str(subject).strip(), template.subject_field
-    if template.value_pattern is not None and not re.fullmatch(template.value_pattern, str(value).strip()):
-        return "value does not match the field's pattern", str(value).strip(), template.field
-    if template.value_decimals is not None and not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", str(value).strip()):
-        return "value is not a number", str(value).strip(), template.field
+    subject_text, value_text = str(subject).strip(), str(value).strip()
+    if subject_text in template.skip_subjects:
+        return "an aggregate row, not an entity", subject_text, template.subject_field
+    if template.value_pattern is not None and not re.fullmatch(template.value_pattern, value_text):
+        return "value does not match the field's pattern", value_text, template.field
+    if template.value_decimals is not None and not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value_text):
+        return "value is not a number", value_text, template.field
     return None
 
 

@@ -125,12 +125,7 @@ def item_information(correct: np.ndarray) -> np.ndarray:
 
 
 def add_response_term(
-    problem: SelectionProblem,
-    responses: ResponseMatrix | None,
-    *,
-    weight: float,
-    neighbours: int = 50,
-    information_weight: float = 0.0,
+    problem: SelectionProblem, responses: ResponseMatrix | None, config: ResponseTermConfig
 ) -> tuple[SelectionProblem, ResponseTermInfo]:
     """F_d^sp + weight * R (+ the information term): the problem with the response pool appended as bank columns of
     weight weight / |pool|, and with information_weight > 0 one column per candidate that only it covers, I_q / max I,
@@ -139,8 +134,7 @@ def add_response_term(
     Candidates without answers get an empty row (they still count for F_d^sp). Returns `problem` itself, unchanged,
     when there are no answers, no answered candidate or weight 0, with the reason in the info.
     """
-    if weight < 0 or information_weight < 0:
-        raise ValueError("the response weights must be non-negative")
+    weight, information_weight = config.weight, config.information_weight  # non-negative: the config validates
     if weight == 0:
         return problem, ResponseTermInfo(False, "response weight is 0")
     if responses is None or not responses.models or not responses.item_ids:
@@ -150,7 +144,7 @@ def add_response_term(
     if not answered:
         return problem, ResponseTermInfo(False, "no candidate has answers: selection by F_d^sp alone")
     rows, pool_rows = (np.array(v, dtype=np.int64) for v in zip(*answered, strict=True))
-    similarity = pattern_similarity(standardized_patterns(responses.correct), pool_rows, neighbours).tocoo()
+    similarity = pattern_similarity(standardized_patterns(responses.correct), pool_rows, config.neighbours).tocoo()
     m = len(responses.item_ids)
     extra = sp.csr_matrix((similarity.data, (rows[similarity.row], similarity.col)), shape=(problem.n, m))
     columns, column_weights = [problem.coverage, extra], [problem.weights, np.full(m, weight / m)]
@@ -185,11 +179,8 @@ def add_response_term(
 def visible_selection(
     problem: SelectionProblem,
     responses: ResponseMatrix,
-    *,
-    weight: float,
-    neighbours: int,
+    config: ResponseTermConfig,
     solve: Callable[[SelectionProblem], SelectionResult],
-    information_weight: float = 0.0,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """The selection as a function of which models it may see, for held-out validation (analysis.fidelity).
 
@@ -203,9 +194,7 @@ def visible_selection(
         seen = ResponseMatrix(
             responses.item_ids, tuple(responses.models[i] for i in visible), responses.correct[visible]
         )
-        combined, _ = add_response_term(
-            problem, seen, weight=weight, neighbours=neighbours, information_weight=information_weight
-        )
+        combined, _ = add_response_term(problem, seen, config)
         result = solve(combined)
         return np.array([column[i] for i in result.selected_ids if i in column], dtype=np.int64)
 
@@ -234,13 +223,7 @@ def select_with_responses(
     figures are the same run to run. Only candidates with answers enter the validation: the rest cannot be scored.
     Without answers the selection is `solve(problem)` itself and the summary says so.
     """
-    combined, info = add_response_term(
-        problem,
-        responses,
-        weight=config.weight,
-        neighbours=config.neighbours,
-        information_weight=config.information_weight,
-    )
+    combined, info = add_response_term(problem, responses, config)
     result = solve(combined)
     summary = info.as_metadata()
     if responses is None or not info.applied:
@@ -253,14 +236,7 @@ def select_with_responses(
         responses.correct[:, [column[problem.candidate_ids[i]] for i in rows]],
     )
     labels = np.unique(problem.strata[rows], return_inverse=True)[1].astype(np.int64)
-    select_subset = visible_selection(
-        problem,
-        pool,
-        weight=config.weight,
-        neighbours=config.neighbours,
-        solve=solve,
-        information_weight=config.information_weight,
-    )
+    select_subset = visible_selection(problem, pool, config, solve)
     figures = holdout_validation(
         pool.correct,
         labels,

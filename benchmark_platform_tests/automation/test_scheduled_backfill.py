@@ -11,13 +11,12 @@ import pytest
 
 from benchmark_platform.bench._backfillkit import ASSETS, scheduled_backfill_runs
 from benchmark_platform.defs import build_definitions
+from benchmark_platform.defs.automation.requests import RANGE_END, RANGE_START
 from benchmark_platform.defs.common import DatabaseResource, key
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, dagster_database_url
-
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
 @pytest.fixture

@@ -72,7 +72,9 @@ def instances(draw: st.DrawFn) -> tuple[SelectionProblem, ResponseMatrix, float,
 def test_response_term_and_combined_objective_are_monotone_and_submodular(instance, data: st.DataObject) -> None:
     problem, answers, weight, neighbours, information_weight = instance
     combined, info = add_response_term(
-        problem, answers, weight=weight, neighbours=neighbours, information_weight=information_weight
+        problem,
+        answers,
+        ResponseTermConfig(weight=weight, neighbours=neighbours, information_weight=information_weight),
     )
     assert info.applied and info.candidates_with_answers == problem.n
     base_columns = problem.coverage.shape[1]
@@ -109,7 +111,9 @@ def test_response_term_and_combined_objective_are_monotone_and_submodular(instan
 def test_greedy_on_the_combined_objective_reaches_one_minus_one_over_e(instance) -> None:
     problem, answers, weight, neighbours, information_weight = instance
     combined, _ = add_response_term(
-        problem, answers, weight=weight, neighbours=neighbours, information_weight=information_weight
+        problem,
+        answers,
+        ResponseTermConfig(weight=weight, neighbours=neighbours, information_weight=information_weight),
     )
     optimum = max(combined.value(np.array(s)) for s in itertools.combinations(range(combined.n), combined.k))
     for lazy in (True, False):
@@ -147,7 +151,7 @@ def test_item_information_favours_items_of_middling_difficulty() -> None:
 
 def test_the_information_term_is_modular_and_weighted_by_one_over_k_squared() -> None:
     problem, answers = _instance(9, 12, 10, 20, 4)
-    combined, info = add_response_term(problem, answers, weight=1.0, information_weight=8.0)
+    combined, info = add_response_term(problem, answers, ResponseTermConfig(weight=1.0, information_weight=8.0))
     assert info.applied and info.information_weight == 8.0 and "information" in info.reason
     start = problem.coverage.shape[1] + len(answers.item_ids)
     columns = combined.coverage[:, start:].toarray()
@@ -166,7 +170,7 @@ def test_the_information_term_is_modular_and_weighted_by_one_over_k_squared() ->
     )
     chosen = np.array([0, 3, 7])
     assert np.isclose(term.value(chosen), sum(term.value(np.array([q])) for q in chosen))  # modular
-    off, info = add_response_term(problem, answers, weight=1.0)
+    off, info = add_response_term(problem, answers, ResponseTermConfig(weight=1.0))
     assert off.coverage.shape[1] == start and info.information_weight == 0.0
 
 
@@ -179,13 +183,13 @@ def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
         ResponseMatrix((), (), np.zeros((0, 0))),
         ResponseMatrix(("elsewhere",), ("m",), np.ones((1, 1))),
     ):
-        same, info = add_response_term(problem, empty, weight=1.0, information_weight=7.0)
+        same, info = add_response_term(problem, empty, ResponseTermConfig(weight=1.0, information_weight=7.0))
         assert same is problem and not info.applied
         assert info.as_metadata()["response_term"] == "absent"
         assert select(same, params).model_dump_json() == before.model_dump_json()
-    off, info = add_response_term(problem, answers, weight=0.0)
+    off, info = add_response_term(problem, answers, ResponseTermConfig(weight=0.0))
     assert off is problem and not info.applied and "0" in info.reason
-    on, info = add_response_term(problem, answers, weight=1.0)
+    on, info = add_response_term(problem, answers, ResponseTermConfig(weight=1.0))
     assert info.applied and on.coverage.shape[1] == problem.coverage.shape[1] + len(answers.item_ids)
     assert select(on, params).objective > before.objective  # the term adds value on top of F_d^sp
 
@@ -195,7 +199,7 @@ def test_visible_selection_feeds_the_holdout_validation() -> None:
     from benchmark_platform.selection.response import visible_selection
 
     problem, answers = _instance(11, 30, 20, 12, 8)
-    select_seeing = visible_selection(problem, answers, weight=1.0, neighbours=10, solve=select_greedy)
+    select_seeing = visible_selection(problem, answers, ResponseTermConfig(weight=1.0, neighbours=10), select_greedy)
     chosen = select_seeing(np.arange(6))
     assert len(chosen) == problem.k and set(answers.item_ids[j] for j in chosen) <= set(problem.candidate_ids)
     report = holdout_validation(

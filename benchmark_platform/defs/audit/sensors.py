@@ -11,14 +11,13 @@ so a failing audit is not retried in a loop (the same inputs are requested once;
 import dagster as dg
 
 from benchmark_platform.audit.stage import pending_audit
+from benchmark_platform.defs.automation.requests import run_partitions
 from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
 from benchmark_platform.generation.plan import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
 __all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "busy_disciplines", "reaudit_sensor"]
 
-PARTITION_TAG = "dagster/partition"
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 STALE_TAG = "benchmark_platform/stale_items"
 ANSWERED_TAG = "benchmark_platform/answered_items"
 
@@ -57,11 +56,8 @@ def busy_disciplines(instance: dg.DagsterInstance, spec: BenchmarkSpec) -> set[s
                 continue
         elif not run.asset_selection & inputs:
             continue
-        if PARTITION_TAG in run.tags:
-            busy.add(run.tags[PARTITION_TAG])
-        elif run.tags.get(RANGE_START) in order and run.tags.get(RANGE_END) in order:
-            busy.update(order[order.index(run.tags[RANGE_START]) : order.index(run.tags[RANGE_END]) + 1])
-    return busy & set(order)
+        busy.update(run_partitions(run.tags, order))
+    return busy
 
 
 def upstream_settled(instance: dg.DagsterInstance, spec: BenchmarkSpec, discipline: str, busy: set[str]) -> bool:

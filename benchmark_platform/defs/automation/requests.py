@@ -4,13 +4,25 @@ A single-run asset gets one run per contiguous range of wanted keys (range tags,
 `context.partition_keys`); any other asset gets one run per key. Run keys make every request idempotent: the daemon
 launches a run key once, however often a tick repeats it."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
 from benchmark_platform.automation.plan import plan_runs
 
+PARTITION_TAG = "dagster/partition"
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def run_partitions(tags: Mapping[str, str], order: Sequence[str]) -> list[str]:
+    """The partitions of `order` a run materialises: its partition tag, or every key of its range (a single-run
+    asset's run, e.g. from a backfill, is tagged with its range only); [] for an unpartitioned run or foreign keys."""
+    if PARTITION_TAG in tags:
+        return [tags[PARTITION_TAG]] if tags[PARTITION_TAG] in order else []
+    start, end = tags.get(RANGE_START), tags.get(RANGE_END)
+    if start in order and end in order:
+        return list(order[order.index(start) : order.index(end) + 1])
+    return []
 
 
 def partition_run_requests(
