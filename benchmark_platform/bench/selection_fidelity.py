@@ -4,7 +4,7 @@ MMLU-Pro (../shared/data/mmlu_pro_outputs, 12,032 items, 14 categories, 29 model
 with DERIVED anchors (bench/selection.py's `mmlu_pro_discipline`), scored once by support centrality; K = 100 and
 K = 899 are split over the categories by largest remainder (per-category quotas), and inside a category the anchors'
 source-family strata hold their quotas. For each of `--splits` random model splits (15 visible, 14 held out):
-- ours: F_d^sp + weight * R + the information term (selection/response.py, the visible models' answers), lazy
+- ours: F_d^sp + w(K_d) * R + the information term (selection/response.py, the visible models' answers), lazy
   greedy / MIP as the platform selects, scored by the IRT estimator (analysis/irt.py) fitted on the visible models over the whole pool;
 - anchor points (tinyBenchmarks, Polo et al. 2024, from the paper's description): per category, k-means of the
   items' correctness vectors over the visible models into k_c clusters, the item nearest each centroid, weighted by
@@ -146,6 +146,7 @@ def main() -> int:
     parser.add_argument("--budgets", default="100,899")
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--weight", type=float, default=ResponseTermConfig().weight)
+    parser.add_argument("--small-budget-items", type=float, default=ResponseTermConfig().small_budget_items)
     parser.add_argument("--neighbours", type=int, default=ResponseTermConfig().neighbours)
     parser.add_argument("--information-weight", type=float, default=ResponseTermConfig().information_weight)
     parser.add_argument("--bootstrap", type=int, default=CentralityParams().bootstrap)
@@ -159,7 +160,10 @@ def main() -> int:
     quotas = {k: _largest_remainder(sizes, k) for k in budgets}
     params = CentralityParams(bootstrap=args.bootstrap, mip_time_limit_s=args.mip_time_limit, seed=args.seed)
     response = ResponseTermConfig(
-        weight=args.weight, neighbours=args.neighbours, information_weight=args.information_weight
+        weight=args.weight,
+        small_budget_items=args.small_budget_items,
+        neighbours=args.neighbours,
+        information_weight=args.information_weight,
     )
     problems = score_categories(items, categories, quotas, params)
     scoring_seconds = time.perf_counter() - started
@@ -222,6 +226,7 @@ def main() -> int:
         certified_ratio_mean=round(float(np.mean(certified)), 4),
         quotas_and_duplicate_bound_hold=constraints_hold,
         response_weight=args.weight,
+        response_small_budget_items=args.small_budget_items,
         response_neighbours=args.neighbours,
         response_information_weight=args.information_weight,
         centrality_bootstrap=args.bootstrap,

@@ -247,10 +247,11 @@ def response_note(responses: list[dict[str, Any]]) -> str:
     if not applied:
         return "- **Response patterns.** No response data: coverage-only selection."
     validated = [r for r in applied if "holdout_tau" in r]
+    weights = sorted({float(r["response_weight"]) for r in applied})  # per discipline: boosted for a small K_d
     line = (
         f"- **Response patterns.** Models' imported answers entered the item selection in {len(applied)} of "
         f"{len(responses)} disciplines (facility location over answer patterns, weight "
-        f"{applied[0]['response_weight']}"
+        + (f"{weights[0]:g}" if len(weights) == 1 else f"{weights[0]:g} to {weights[-1]:g} by the discipline's K_d")
         + (
             f", and the items' Fisher information about ability, weight {information} / K_d^2"
             if (information := applied[0].get("response_information_weight"))

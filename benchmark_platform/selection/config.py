@@ -12,8 +12,15 @@ class ResponseTermConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # Objective = F_d^sp + weight * R(S); F_d^sp and R both top out near 1. 0 switches the term off.
+    # Objective = F_d^sp + w * R(S) with w = weight * max(1, (small_budget_items / K_d)^2); F_d^sp and R both top out
+    # near 1. 0 switches the term off. The boost: a discipline selecting few items must rank models from few answers,
+    # and answer patterns are what separates models, while a large K_d needs the coverage terms' representativeness.
+    # Chosen on tuning model splits (model_splits(29, 15, 20, seed=7), MMLU-Pro, not the bench's): K = 100 (K_d 4-11)
+    # held-out tau with constant w = 2 / 6 / 20 / 50 / 200 was 0.843 / 0.844 / 0.871 / 0.866 / 0.868 (random 0.839);
+    # K = 899 (K_d 37-101) with w = 0.5 / 2 / 20 was 0.958 / 0.957 / 0.936 (random 0.954). 24 keeps w = 2 from K_d = 24
+    # up and gives w = 9.5-72 at K_d = 11-4; 0 keeps w = weight at every budget.
     weight: float = Field(default=2.0, ge=0)
+    small_budget_items: float = Field(default=24.0, ge=0)
     neighbours: int = Field(default=50, ge=1, description="candidates kept per pool item in R's sparse similarity")
     # + information_weight / k^2 * the selected items' Fisher information about ability (selection/response.py):
     # it pays at small K (ranking from few items), fades at large K; 10 was chosen on tuning model splits

@@ -1,7 +1,9 @@
 """Response-pattern term of the selection objective (issue 19): facility location over items' answer patterns.
 
 R(S) = sum_v nu(v) max_{q in S} rho+(q, v), where v runs over the pool items some models answered, rho+ is the
-positive part of the Pearson correlation of two items' correctness vectors over those models, and nu = weight / |pool|.
+positive part of the Pearson correlation of two items' correctness vectors over those models, and nu = w / |pool|,
+with w = weight * max(1, (small_budget_items / k)^2): the fewer items a discipline selects, the more their answer
+patterns count (selection/config.py says why and what was measured).
 It is the tinyBenchmarks anchor-points idea (items stand for the items that models answer alike) as a submodular
 term: a facility location with non-negative similarities is monotone submodular, so R added to F_d^sp as extra bank
 columns keeps Proposition 1, lazy greedy, the MIP (the same z_qu variables), the upper bound and the certified ratio
@@ -124,17 +126,22 @@ def item_information(correct: np.ndarray) -> np.ndarray:
     return np.asarray((fit.discrimination**2 * p * (1 - p)).mean(axis=0), dtype=float)
 
 
+def response_weight(config: ResponseTermConfig, k: int) -> float:
+    """The response term's weight for a discipline selecting k items: weight * max(1, (small_budget_items / k)^2)."""
+    return config.weight * max(1.0, (config.small_budget_items / max(k, 1)) ** 2)
+
+
 def add_response_term(
     problem: SelectionProblem, responses: ResponseMatrix | None, config: ResponseTermConfig
 ) -> tuple[SelectionProblem, ResponseTermInfo]:
-    """F_d^sp + weight * R (+ the information term): the problem with the response pool appended as bank columns of
-    weight weight / |pool|, and with information_weight > 0 one column per candidate that only it covers, I_q / max I,
-    of weight information_weight / k^2.
+    """F_d^sp + w * R (+ the information term): the problem with the response pool appended as bank columns of
+    weight w / |pool| (w = response_weight(config, k)), and with information_weight > 0 one column per candidate that
+    only it covers, I_q / max I, of weight information_weight / k^2.
 
     Candidates without answers get an empty row (they still count for F_d^sp). Returns `problem` itself, unchanged,
     when there are no answers, no answered candidate or weight 0, with the reason in the info.
     """
-    weight, information_weight = config.weight, config.information_weight  # non-negative: the config validates
+    weight, information_weight = response_weight(config, problem.k), config.information_weight  # both >= 0
     if weight == 0:
         return problem, ResponseTermInfo(False, "response weight is 0")
     if responses is None or not responses.models or not responses.item_ids:
@@ -148,7 +155,7 @@ def add_response_term(
     m = len(responses.item_ids)
     extra = sp.csr_matrix((similarity.data, (rows[similarity.row], similarity.col)), shape=(problem.n, m))
     columns, column_weights = [problem.coverage, extra], [problem.weights, np.full(m, weight / m)]
-    reason = "answers available: F_d^sp + weight * facility location over answer patterns"
+    reason = f"answers available: F_d^sp + {weight:.3g} * facility location over answer patterns"
     if information_weight > 0:
         information = np.zeros(problem.n)
         information[rows] = item_information(responses.correct)[pool_rows]

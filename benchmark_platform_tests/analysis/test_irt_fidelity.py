@@ -150,3 +150,13 @@ def test_full_pool_accuracy_from_a_release_on_mmlu_pro(shared_data: Path) -> Non
     assert row["newcomer"]["estimated_accuracy"] == row["gemini-1.5-pro-002"]["estimated_accuracy"]
     empty = pool_accuracy_table(results.filter(pl.col("model") == "newcomer"), released, strata)
     assert empty.is_empty() and "estimated_accuracy" in empty.columns
+
+
+def test_a_new_models_ability_prior_is_the_fitted_models_abilities() -> None:
+    correct, _, _, _ = _simulate(4, 20, 800)
+    fit = fit_irt(correct)
+    nothing = np.full((1, 5), np.nan)  # a respondent who answered none of the subset items
+    theta, se = estimate_ability(nothing, fit.discrimination[:5], fit.intercept[:5], prior_mean=0.7, prior_sd=0.5)
+    assert np.isclose(theta[0], 0.7) and np.isclose(se[0], 0.5)
+    estimates = estimate_accuracy(fit, np.arange(5), nothing)
+    assert np.isclose(estimates.theta[0], fit.abilities.mean())  # empirical Bayes: the fitted population's centre

@@ -23,6 +23,7 @@ from benchmark_platform.selection.response import (
     add_response_term,
     item_information,
     pattern_similarity,
+    response_weight,
     responses_from_results,
     select_with_responses,
     standardized_patterns,
@@ -246,3 +247,14 @@ def test_select_with_responses_records_the_held_out_figures_and_without_answers_
     assert summary["holdout_random_subsets"] == 10 and "3 random model splits" in str(summary["holdout_validation"])
     for figure in ("holdout_tau", "random_tau", "holdout_acc_mae_points", "random_acc_mae_points"):
         assert isinstance(summary[figure], float)
+
+
+def test_the_response_weight_grows_as_one_over_k_squared_below_the_small_budget() -> None:
+    config = ResponseTermConfig(weight=2.0, small_budget_items=24.0)
+    assert response_weight(config, 24) == response_weight(config, 899) == 2.0  # large budgets: the plain weight
+    assert np.isclose(response_weight(config, 12), 8.0) and np.isclose(response_weight(config, 6), 32.0)
+    assert response_weight(ResponseTermConfig(weight=2.0, small_budget_items=0.0), 4) == 2.0
+    problem, answers = _instance(3, 12, 10, 20, 4)  # k = 4: w = 2 * (24 / 4)^2 = 72
+    combined, info = add_response_term(problem, answers, config)
+    assert info.weight == 72.0 and "72" in info.reason
+    np.testing.assert_allclose(combined.weights[problem.coverage.shape[1] :], 72.0 / len(answers.item_ids))
