@@ -2,7 +2,7 @@
 
 The tinyBenchmarks family (Polo et al., 2024): a two-parameter logistic model P(correct) = sigmoid(a_i theta + d_i),
 its items fitted on the answers of the models already evaluated on the whole pool; a new model's ability theta from
-its answers on the subset S; then the unseen items are predicted. Two changes make it hold with a dozen fitting models
+its answers on the subset S; then the unseen items are predicted. Three changes make it hold with a dozen fitting models
 instead of hundreds:
 - the discriminations are shrunk hard towards 1 (prior sd 0.4): with 15 answers per item a free a_i overfits (0.3
   to 0.7 compared on tuning model splits: 0.4 gave the lowest accuracy error at K = 100 and K = 899; 0.7 already
