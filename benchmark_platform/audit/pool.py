@@ -24,6 +24,7 @@ from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation.config import DETERMINISTIC
+from benchmark_platform.generation.model import COMPARISON_ASKS, asked_question
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -274,7 +275,8 @@ def _dedup(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     """D2: near-duplicate questions at cosine >= 0.92; the earliest of each pair is kept. Items made without a model
     (templates, clozes, pseudo-MCQs from facts) are one sentence pattern over many entities: a sentence embedding
     cannot tell 'the Pomerol AOC' from 'the Buzet AOC', so among themselves they duplicate only when they ask the
-    same question (as template facts do in facts/dedup.py); against LLM-written items the embedding test holds."""
+    same question (as template facts do in facts/dedup.py): the same stem, and for a comparison of the options
+    ("which of these ... the most") the same options too; against LLM-written items the embedding test holds."""
     written = [i for i in items if i.generator != DETERMINISTIC]
     result = (
         _near_duplicates(D2_DEDUP_CALIBRATION, written, ctx, ctx.config.dedup_cosine, check_options=False)
@@ -283,9 +285,11 @@ def _dedup(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     )
     first: dict[str, str] = {}
     for item in sorted((i for i in items if i.generator == DETERMINISTIC), key=lambda i: i.item_id):
-        earlier = first.setdefault(_norm(item.question), item.item_id)
+        ask = item.grounding.claim.get("ask") if item.grounding is not None else None
+        earlier = first.setdefault(asked_question(item.question, item.options, ask), item.item_id)
         same = earlier != item.item_id
-        payload = {"nearest": earlier if same else None, "cosine": 1.0 if same else None, "compared": "exact stem"}
+        compared = "exact stem and options" if ask in COMPARISON_ASKS else "exact stem"
+        payload = {"nearest": earlier if same else None, "cosine": 1.0 if same else None, "compared": compared}
         result.findings.append(D2_DEDUP_CALIBRATION.finding(item, "fail" if same else "pass", payload))
     flagged = sum(f.severity == "fail" for f in result.findings)
     return AgentResult(result.findings, ("pass", {"threshold": ctx.config.dedup_cosine, "flagged": flagged}))

@@ -98,6 +98,19 @@ def norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+COMPARISON_ASKS = ("highest", "lowest")
+
+
+def asked_question(question: str, options: tuple[str, ...] | list[str], ask: str | None) -> str:
+    """What an item asks, to tell a repeated question from a new one: its stem, and for a comparison ("which of these
+    declared the most ...") also its options, as they are what it compares: the same stem over other entities is
+    another question. Any other stem asks the same question whatever its options (two clozes with one statement and
+    two answers would contradict each other)."""
+    if ask in COMPARISON_ASKS:
+        return "\x1f".join([norm(question), *sorted(norm(o) for o in options)])
+    return norm(question)
+
+
 def seeded(seed: int, *parts: str) -> random.Random:
     digest = hashlib.sha256("|".join([str(seed), *parts]).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))

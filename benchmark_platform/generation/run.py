@@ -23,7 +23,7 @@ from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
 from benchmark_platform.generation.config import DETERMINISTIC, STRATEGIES, GenerationConfig, QuestionTemplate
 from benchmark_platform.generation.distractors import EntityCatalogue
-from benchmark_platform.generation.model import Fact, Item, norm
+from benchmark_platform.generation.model import Fact, Item, asked_question, norm
 from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, plan
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
@@ -141,8 +141,11 @@ class _Context:
         asked: set[str] = set()
         for fact, template in self.template_pairs():
             item = template_item("", 0, template, fact, self.index, self.options, 0, "")
-            if item is not None and norm(item.question) not in asked:
-                asked.add(norm(item.question))
+            if item is None:
+                continue
+            question = asked_question(item.question, item.options, template.ask)
+            if question not in asked:
+                asked.add(question)
                 yield fact, template
 
     def pseudo_ok(self) -> Iterator[list[Fact]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
 from benchmark_platform.generation.model import (
+    COMPARISON_ASKS,
     Fact,
     Item,
     content_id,
@@ -186,7 +187,7 @@ def template_item(
     elif template.ask == "subject":
         answer = subject
         distractors = _sample(rng, field_index.subjects, k, lambda c: norm(value) in field_index.values_of[norm(c)])
-    elif template.ask in ("highest", "lowest"):
+    elif template.ask in COMPARISON_ASKS:
         compared = _compared(field_index, fact, template.ask == "highest", rng, k)
         if compared is None:
             return None
@@ -207,7 +208,7 @@ def template_item(
     option_facts, _ = place_answer(proofs[0], list(proofs[1:]), position)
     fields = {"subject": subject, "value": value, "answer": answer}
     explanation = template.explanation.format(**fields)
-    if template.ask in ("highest", "lowest"):
+    if template.ask in COMPARISON_ASKS:
         explanation += f" ({values})"
     return Item(
         item_id=content_id(spec_name, "template", template.id, fact.fact_id),

@@ -19,6 +19,7 @@ from benchmark_platform.audit.agents import (
 )
 from benchmark_platform.audit.calibration import read_gold_sheet
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
+from benchmark_platform.audit.grounding import Grounding
 from benchmark_platform.audit.pool import (
     A2_BIAS_STATS,
     A4_TEMPLATE_FINGERPRINT,
@@ -162,6 +163,36 @@ def test_deterministic_items_duplicate_only_by_the_same_stem() -> None:
     assert [dedup[f"t{i}"].severity for i in range(5)] == ["pass", "pass", "pass", "pass", "fail"]
     assert dedup["t4"].payload["nearest"] == "t0"
     assert dedup["m2"].severity == "fail" and dedup["m1"].severity == "pass"
+
+
+def test_a_comparison_over_other_entities_is_another_question() -> None:
+    """'Which of these departements declared the most red AOP wine?' asks another question with other options; the
+    same comparison with the same options (in any order) is a duplicate, and a cloze stem stays one question whatever
+    its options (two answers to one statement would contradict each other)."""
+    stem = "Which of these departements declared the most red AOP wine in the 2016 harvest?"
+    most = Grounding("facts", {"ask": "highest"})
+    cloze = Grounding("facts", {"ask": "subject"})
+    items = [
+        item(stem, ("Gironde", "Aude", "Gard", "Var"), item_id="c0", generator="deterministic", grounding=most),
+        item(stem, ("Marne", "Aude", "Gard", "Var"), item_id="c1", generator="deterministic", grounding=most),
+        item(stem, ("Var", "Gard", "Aude", "Gironde"), item_id="c2", generator="deterministic", grounding=most),
+        item(
+            "Which declared 0 ha?", ("Cantal", "a", "b", "c"), item_id="z0", generator="deterministic", grounding=cloze
+        ),
+        item(
+            "Which declared 0 ha?", ("Lozere", "d", "e", "f"), item_id="z1", generator="deterministic", grounding=cloze
+        ),
+    ]
+    out = asyncio.run(run_audit(items, AuditContext(CONFIG, StaticEmbedder())))
+    dedup = {f.item_id: f for f in out.findings if f.agent == D2_DEDUP_CALIBRATION.name}
+    assert {i: f.severity for i, f in dedup.items()} == {
+        "c0": "pass",
+        "c1": "pass",
+        "c2": "fail",
+        "z0": "pass",
+        "z1": "fail",
+    }
+    assert dedup["c2"].payload["nearest"] == "c0" and dedup["c2"].payload["compared"] == "exact stem and options"
 
 
 def test_s1_fails_identifier_answers_and_stems_and_passes_knowledge() -> None:
