@@ -22,6 +22,7 @@ from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.audit.grounding import AGENT as GROUNDING_AGENT
 from benchmark_platform.audit.grounding import VERSION as GROUNDING_VERSION
 from benchmark_platform.audit.grounding import Grounding, verify
+from benchmark_platform.generation.model import norm
 
 if TYPE_CHECKING:
     from matplotlib.mathtext import MathTextParser
@@ -93,10 +94,6 @@ class Agent:
         return None if out is None else Finding(item.item_id, self.name, self.version, out[0], out[1], item.input_hash)
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 @cache
 def _terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     """One alternation of whole-word terms (longest first), compiled once per term list."""
@@ -117,7 +114,7 @@ def _structure(item: AuditItem, _: AuditConfig) -> Check:
     problems = []
     if item.expected_options is not None and len(item.options) != item.expected_options:
         problems.append(f"{len(item.options)} options, expected {item.expected_options}")
-    if len({_norm(o) for o in item.options}) != len(item.options):
+    if len({norm(o) for o in item.options}) != len(item.options):
         problems.append("duplicate options")
     if not 0 <= item.answer_index < len(item.options):
         problems.append("answer index outside the options")

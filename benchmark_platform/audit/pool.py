@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from benchmark_platform.audit.agents import AuditItem, Finding, Severity, _norm
+from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
 from benchmark_platform.generation.config import DETERMINISTIC
-from benchmark_platform.generation.model import COMPARISON_ASKS, asked_question
+from benchmark_platform.generation.model import COMPARISON_ASKS, asked_question, norm
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -257,7 +257,7 @@ def _near_duplicates(
     best, cos = nearest_earlier(_vectors(ctx, [i.question for i in ordered]))
     findings = []
     for k, item in enumerate(ordered):
-        dup_options = check_options and len({_norm(o) for o in item.options}) != len(item.options)
+        dup_options = check_options and len({norm(o) for o in item.options}) != len(item.options)
         near = bool(best[k] >= 0 and cos[k] >= threshold)
         payload = {
             "nearest": ordered[best[k]].item_id if best[k] >= 0 else None,
@@ -299,7 +299,7 @@ def _cluster_signal(items: list[AuditItem], ctx: AuditContext) -> str | None:
     skew = ctx.results.get("D3_skew_audit")
     if skew and skew.corpus and skew.corpus[0] == "fail":
         return None
-    if len({_norm(i.question) for i in items}) < len(items):
+    if len({norm(i.question) for i in items}) < len(items):
         return None
     return "no cluster signal (D3 found no over-representation, no repeated stems)"
 
