@@ -6,7 +6,7 @@ EXTRAS ?= dev
 BIN := $(VENV)/bin
 export DAGSTER_DISABLE_TELEMETRY := 1
 
-.PHONY: setup run test dev db-up db-down bench clean
+.PHONY: setup run lint test check dev db-up db-down bench clean
 
 setup: $(BIN)/benchmark-platform
 
@@ -19,11 +19,21 @@ $(BIN)/benchmark-platform: pyproject.toml Makefile
 run: setup
 	$(BIN)/benchmark-platform run
 
-test: setup
+# Two pytest processes on the machine's two cores; --dist loadfile keeps each module (and its built database) in one.
+PYTEST := $(BIN)/pytest -q -n 2 --dist loadfile
+
+lint: setup
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/ruff check --quiet .
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+
+# Everything: what .ci/run runs.
+test: lint
+	$(PYTEST)
+
+# The edit-test loop: lint and the tests not marked slow (whole-graph builds, daemons, Chromium, killed processes).
+check: lint
+	$(PYTEST) -m "not slow"
 
 dev: setup
 	$(BIN)/benchmark-platform dev

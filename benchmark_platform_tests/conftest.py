@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -49,12 +49,12 @@ def fresh_database(server_url: str) -> Iterator[callable]:
     """A factory of new empty databases on the test server, all dropped at the end of the session."""
     created: list[str] = []
 
-    def make(prefix: str = "bp_test") -> str:
+    def make(prefix: str = "bp_test", template: str | None = None) -> str:
         name = f"{prefix}_{uuid.uuid4().hex[:10]}"
         conn = _admin(server_url)  # not `with conn`: psycopg2 would open a transaction, CREATE DATABASE refuses one
         try:
             with conn.cursor() as cur:
-                cur.execute(f'CREATE DATABASE "{name}"')
+                cur.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         finally:
             conn.close()
         created.append(name)
@@ -69,11 +69,29 @@ def fresh_database(server_url: str) -> Iterator[callable]:
 
 
 @pytest.fixture(scope="session")
-def db(fresh_database) -> Database:
+def migrated_database(fresh_database) -> Callable[[], str]:
+    """A factory of new databases with every migration applied: cloned from one migrated template per test process.
+
+    CREATE DATABASE ... TEMPLATE copies the files (~0.2 s) where migrating anew costs ~2 s; the template is private
+    to this process (its own name), so parallel workers never clone a template another one is writing.
+    """
+    template: list[str] = []
+
+    def make(prefix: str = "bp_test") -> str:
+        if not template:
+            url = fresh_database("bp_template")
+            database = Database(url)
+            migrate(database)
+            template.append(urlsplit(url).path.lstrip("/"))
+        return fresh_database(prefix, template=template[0])
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def db(migrated_database) -> Database:
     """One migrated database for the session; tests write to their own spec/partition names or clean up."""
-    database = Database(fresh_database())
-    migrate(database)
-    return database
+    return Database(migrated_database())
 
 
 @pytest.fixture(scope="session")

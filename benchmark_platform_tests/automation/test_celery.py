@@ -10,7 +10,7 @@ from benchmark_platform.automation.workers import celery_workers, write_dagster_
 from benchmark_platform.bench import backfill
 from benchmark_platform.bench.backfill import clear_findings, run_ranges, seed_items
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
 BROKER_HOST = "redis://127.0.0.1:6379"
@@ -40,10 +40,11 @@ def celery_hosts(instance: dg.DagsterInstance, run_ids: list[str]) -> set[str]:
 
 
 @pytest.mark.slow
-def test_partition_ranges_run_on_two_celery_workers(fresh_database, broker, tmp_path, monkeypatch) -> None:
+def test_partition_ranges_run_on_two_celery_workers(
+    fresh_database, migrated_database, broker, tmp_path, monkeypatch
+) -> None:
     spec = load_spec("kina")
-    db = Database(fresh_database("bp_celery"))
-    migrate(db)
+    db = Database(migrated_database("bp_celery"))
     dagster_url = fresh_database("bp_celery_dagster").replace("postgresql://", "postgresql+psycopg2://", 1)
     disciplines = spec.discipline_keys[:4]
     assert seed_items(db, spec, disciplines) > 0

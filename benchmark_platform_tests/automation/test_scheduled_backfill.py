@@ -15,14 +15,13 @@ from benchmark_platform.defs.automation.requests import RANGE_END, RANGE_START
 from benchmark_platform.defs.common import DatabaseResource, key
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, dagster_database_url
 
 
 @pytest.fixture
-def database(fresh_database, monkeypatch) -> Database:
-    db = Database(fresh_database())
-    migrate(db)
+def database(migrated_database, monkeypatch) -> Database:
+    db = Database(migrated_database())
     monkeypatch.setenv(DATABASE_URL_ENV, db.url)
     monkeypatch.setenv(DAGSTER_DATABASE_URL_ENV, dagster_database_url())
     return db

@@ -12,15 +12,14 @@ from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.defs.llm.resources import LLMGatewayResource
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, ServerThread
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 SOURCES = ["wikibooks_wine", "ttb_ava_geojson", "wikipedia_grape_list"]
 
 
 @pytest.fixture(scope="module")
-def built(fresh_database, wine_spec):
-    db = Database(fresh_database("bp_facts"))
-    migrate(db)
+def built(migrated_database, wine_spec):
+    db = Database(migrated_database("bp_facts"))
     [documents] = ingest_defs(wine_spec).assets
     candidates, facts = facts_defs(wine_spec).assets
     database = DatabaseResource(url=db.url)

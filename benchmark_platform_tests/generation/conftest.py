@@ -20,16 +20,15 @@ from benchmark_platform.generation.run import _Context
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, ServerThread, scripted_servers
 from benchmark_platform.spec import BenchmarkSpec, load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list", "inao_cahiers")
 DISCIPLINES = ("regions", "grape_varieties")
 
 
 @pytest.fixture(scope="session")
-def prepared(fresh_database) -> Database:
-    db = Database(fresh_database("bp_generation"))
-    migrate(db)
+def prepared(migrated_database) -> Database:
+    db = Database(migrated_database("bp_generation"))
     spec = load_spec("wine")
     # the stages up to selection only, not the whole graph
     upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]

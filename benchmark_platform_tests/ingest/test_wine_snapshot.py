@@ -19,13 +19,12 @@ from benchmark_platform.ingest.persist import store_ingest
 from benchmark_platform.ingest.records import Document, ProvenanceError, Trace
 from benchmark_platform.ingest.run import IngestResult, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 
 @pytest.fixture(scope="module")
-def ingest_db(fresh_database) -> Database:
-    database = Database(fresh_database("bp_ingest"))
-    migrate(database)
+def ingest_db(migrated_database) -> Database:
+    database = Database(migrated_database("bp_ingest"))
     return database
 
 
@@ -186,9 +185,8 @@ def test_a_failure_while_storing_leaves_the_previous_partition_intact(replayed, 
     assert after == before and len(after) == 239
 
 
-def test_dagster_asset_materialises_a_source_partition_with_passing_checks(wine_spec, fresh_database):
-    database = Database(fresh_database("bp_ingest_dg"))
-    migrate(database)
+def test_dagster_asset_materialises_a_source_partition_with_passing_checks(wine_spec, migrated_database):
+    database = Database(migrated_database("bp_ingest_dg"))
     [asset] = build_defs(wine_spec).assets
     result = dg.materialize(
         [asset],

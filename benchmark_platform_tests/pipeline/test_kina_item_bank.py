@@ -18,7 +18,7 @@ from benchmark_platform.evaluation.importers import read_mmlu_pro_items, read_mm
 from benchmark_platform.itembank.derived_anchors import derive_anchor_set, write_anchor_folder
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.spec import BenchmarkSpec, load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 # MMLU subject (MMLU-Pro's src 'ori_mmlu-<subject>') -> KINA subfield (partition key)
 SUBFIELDS = {
@@ -74,9 +74,8 @@ def kina_with_bank(shared_data, tmp_path_factory) -> BenchmarkSpec:
 
 
 @pytest.fixture(scope="module")
-def built(kina_with_bank, fresh_database, tmp_path_factory):
-    db = Database(fresh_database())
-    migrate(db)
+def built(kina_with_bank, migrated_database, tmp_path_factory):
+    db = Database(migrated_database())
     root = tmp_path_factory.mktemp("kina_releases")
     lines: list[str] = []
     with dg.instance_for_test() as instance:

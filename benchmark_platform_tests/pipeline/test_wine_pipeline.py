@@ -15,7 +15,7 @@ from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 
 def test_definitions_load_for_every_bundled_spec():
@@ -31,10 +31,9 @@ def test_definitions_load_for_every_bundled_spec():
 
 
 @pytest.fixture(scope="module")
-def built(fresh_database, tmp_path_factory):
+def built(migrated_database, tmp_path_factory):
     """The wine graph materialised twice into one fresh database, releases into two directories."""
-    db = Database(fresh_database())
-    migrate(db)
+    db = Database(migrated_database())
     spec = load_spec("wine")
     outcomes = []
     for attempt in ("first", "second"):

@@ -41,7 +41,7 @@ from benchmark_platform.release.exports import task_name
 from benchmark_platform.release.seal import new_key, unseal
 from benchmark_platform.release.tables import read_plots, read_release_tables
 from benchmark_platform.spec import BenchmarkSpec, SpecError
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
 DISCIPLINES = {"regions"}
@@ -54,9 +54,8 @@ def trimmed_wine(**release: object) -> BenchmarkSpec:
 
 
 @pytest.fixture(scope="module")
-def built(fresh_database, tmp_path_factory):
-    db = Database(fresh_database())
-    migrate(db)
+def built(migrated_database, tmp_path_factory):
+    db = Database(migrated_database())
     spec = trimmed_wine(test_share=0.25)
     key = new_key()
     root = tmp_path_factory.mktemp("releases")

@@ -17,7 +17,7 @@ from benchmark_platform.llm.double import Script, scripted_servers
 from benchmark_platform.selection.config import SelectionConfig
 from benchmark_platform.selection.response import NO_RESPONSE_DATA
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list", "inao_cahiers")  # K_d needs the rulebooks
 DISCIPLINES = ("regions", "grape_varieties")
@@ -43,10 +43,9 @@ def select_items(spec, db, discipline):
 
 
 @pytest.fixture(scope="module")
-def audited(fresh_database):
+def audited(migrated_database):
     """The wine snapshot's AVA, grape-list and rulebook sources ingested, then facts to audit (regions, grape_varieties)."""
-    db = Database(fresh_database("bp_item_selection"))
-    migrate(db)
+    db = Database(migrated_database("bp_item_selection"))
     spec = load_spec("wine")
     defs, graph = _assets(spec)
     resources = _resources(defs, db)

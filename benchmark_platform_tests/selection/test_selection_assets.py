@@ -17,7 +17,7 @@ from benchmark_platform.defs.centrality import build_defs as centrality_defs
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.selection import build_defs as selection_defs
 from benchmark_platform.spec import load_spec
-from benchmark_platform.store import Database, migrate
+from benchmark_platform.store import Database
 
 # Real sentences of the bundled snapshot (INAO rulebook, en.wikibooks Wine) for the tiny business/viticulture pools.
 FACTS = {
@@ -42,10 +42,9 @@ def fact_id(sentence: str) -> str:
     return hashlib.sha256(sentence.encode()).hexdigest()[:20]
 
 
-def seeded_database(fresh_database, name: str) -> Database:
+def seeded_database(migrated_database, name: str) -> Database:
     """A fresh migrated database holding FACTS for the wine spec."""
-    db = Database(fresh_database(name))
-    migrate(db)
+    db = Database(migrated_database(name))
     _seed_facts(db, "wine")
     return db
 
@@ -107,8 +106,8 @@ def small_pool_spec(tmp_path: Path):
 
 
 @pytest.fixture(scope="module")
-def wine_db(fresh_database):
-    return seeded_database(fresh_database, "bp_selection")
+def wine_db(migrated_database):
+    return seeded_database(migrated_database, "bp_selection")
 
 
 def _materialize(spec, db, discipline):
@@ -169,15 +168,14 @@ def test_missing_anchor_files_send_the_discipline_to_manual_review(wine_db, tmp_
     assert wine_db.scalar("SELECT count(*) FROM selected_facts WHERE spec = 'wine' AND discipline = 'viticulture'") == 0
 
 
-def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path, fresh_database):
+def test_sensor_requests_runs_for_new_or_changed_anchor_files(tmp_path, migrated_database):
     spec = load_spec("wine")
     copy = tmp_path / "wine"
     shutil.copytree(spec.anchors_dir, copy / "anchors")
     moved = spec.model_copy(update={"directory": copy})
     stage = anchors_defs(moved)
     (sensor,) = stage.sensors
-    database = Database(fresh_database())
-    migrate(database)
+    database = Database(migrated_database())
     defs = dg.Definitions(
         assets=stage.assets, sensors=[sensor], resources={"database": DatabaseResource(url=database.url)}
     )
