@@ -23,6 +23,7 @@ __all__ = [
     "load_answers",
     "load_audit_items",
     "load_advisory",
+    "load_calibration",
     "load_gold",
     "load_previous",
     "load_related_facts",
@@ -370,6 +371,30 @@ def store_calibration(db: Database, spec_name: str, rows: Sequence[KappaRow]) ->
                 for r in rows
             ],
         )
+
+
+def load_calibration(db: Database, spec_name: str) -> list[KappaRow]:
+    """The spec's stored calibration (audit_calibration), in a stable order."""
+    return [
+        KappaRow(
+            r["agent"],
+            r["agent_version"],
+            r["rubric"],
+            r["n"],
+            r["agent_flags"],
+            r["human_defects"],
+            r["kappa"],
+            r["ci_low"],
+            r["ci_high"],
+            r["is_primary"],
+            r["advisory"],
+        )
+        for r in db.query(
+            """SELECT agent, agent_version, rubric, n, agent_flags, human_defects, kappa, ci_low, ci_high, is_primary,
+                      advisory FROM audit_calibrations WHERE spec = %s ORDER BY agent, agent_version, rubric""",
+            (spec_name,),
+        )
+    ]
 
 
 def load_advisory(db: Database, spec_name: str) -> set[str]:

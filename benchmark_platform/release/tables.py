@@ -136,7 +136,8 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             FROM audit_policy p JOIN latest_audit a USING (audit_run_id)""",
         ("item_id", "action"),
         "What the audit policy did to an item and why: drop (critical failure), relabel "
-        "(difficulty, C4) or disclose (closed-book slice, B2).",
+        "(difficulty, C4), disclose (closed-book slice, B2) or advise (a critical failure of an agent the gold-label "
+        "calibration made advisory: a note, the item ships).",
     ),
     "evaluation_answers": ReleaseQuery(
         f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,
