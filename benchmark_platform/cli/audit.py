@@ -123,10 +123,12 @@ def _gold_sheet(args: argparse.Namespace) -> int:
     rubrics = sheet_rubrics(spec.audit)
     write_gold_sheet(args.out, chosen, rubrics)
     strata = len({c.stratum for c in chosen})
+    high = sorted({link.rubric for links in spec.audit.rubrics.values() for link in links if link.defect_if == "high"})
     print(
         f"{args.out}: {len(chosen)} of {len(candidates)} audited items of {spec.name} in {strata} strata "
-        f"(discipline x strategy x difficulty); rubric columns to fill: {', '.join(rubrics)}; "
-        f"then `benchmark-platform audit import-gold {args.out}`"
+        f"(discipline x strategy x difficulty); rubric columns to fill with 0 or 1 (1 = fine"
+        + (f"; for {', '.join(r for r in high if r in rubrics)} 1 = the defect is there" if high else "")
+        + f"; blank = not rated): {', '.join(rubrics)}; then `benchmark-platform audit import-gold {args.out}`"
     )
     return 0
 
