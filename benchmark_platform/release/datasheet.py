@@ -474,7 +474,8 @@ release's own tables.
 - **Calibration against human gold labels** (Cohen's kappa per agent and rubric, bootstrap 95% CI):
 
 {_markdown(calibration)}
-- **Policy actions** (drop: not released; `data/audit_actions.parquet` gives each item's reason):
+- **Policy actions** (drop: not released; advise: an advisory agent's failure, released with the note;
+  `data/audit_actions.parquet` gives each item's reason):
 
 {_markdown(policy)}
 {post_evaluation_audit(s)}
