@@ -1,8 +1,9 @@
 """The items x models score matrix every analysis works on, and the bootstrap draws they share.
 
 A cell is the mean correctness of a model on an item over its avg@k samples. Items a model did not
-answer count as wrong (score 0), as the MMLU-Pro leaderboard counts them; `answered` marks the
-cells that were answered, for analyses that compare models on common items; `unparsed` counts the
+answer score 0 in `scores` (the strict accuracy, as the MMLU-Pro leaderboard counts them); `answered`
+marks the cells that were answered, for the accuracy over answered items (issue 31: a missing answer
+is not a wrong one) and for analyses that compare models on common items; `unparsed` counts the
 answers (samples) of each cell from which no option was extracted, which score 0 like a wrong one, so
 a reader can tell a model that answers wrongly from one whose answers the parser could not read.
 All analyses report accuracies and gaps in percentage points.
@@ -77,6 +78,24 @@ class ScoreMatrix:
     def missing(self) -> dict[str, int]:
         return dict(zip(self.models, (~self.answered).sum(axis=0).tolist(), strict=True))
 
+    def answered_items(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per model, the items on `rows` (all by default) it answered (a recorded answer, parsed or not)."""
+        return np.asarray((self.answered if rows is None else self.answered[rows]).sum(axis=0))
+
+    def unparsed_items(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per model, the answered items on `rows` with at least one answer (sample) with no extracted option."""
+        if self.unparsed is None:
+            return np.zeros(len(self.models), dtype=np.int64)
+        return np.asarray(((self.unparsed if rows is None else self.unparsed[rows]) > 0).sum(axis=0))
+
+    def answered_accuracy(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per model, the accuracy (%) over the items on `rows` it answered; NaN for a model that answered none."""
+        scores = self.scores if rows is None else self.scores[rows]
+        answered = self.answered if rows is None else self.answered[rows]
+        n = answered.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.where(n > 0, (scores * answered).sum(axis=0) / n * PERCENT, np.nan))
+
     def unparsed_answers(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Per model, the answers (samples) on `rows` (all items by default) with no extracted option."""
         if self.unparsed is None:
@@ -95,11 +114,15 @@ class ScoreMatrix:
         return np.asarray(self.scores.mean(axis=0) * PERCENT)
 
 
-def bootstrap_replicates(scores: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+def bootstrap_replicates(
+    scores: np.ndarray, B: int, rng: np.random.Generator, answered: np.ndarray | None = None
+) -> np.ndarray:
     """B bootstrap replications of the column means (in %), shape (B, n_columns).
 
     Rows are resampled with replacement, as per-row counts so that a block of replications is one
     matrix product; the same draws serve every column, so differences between columns are paired.
+    With `answered` (a boolean mask like `scores`), each replication is the mean over the answered rows
+    it drew (a ratio estimator; NaN for a column that drew none); the same seed gives the same draws.
     """
     n = scores.shape[0]
     if n == 0:
@@ -110,10 +133,24 @@ def bootstrap_replicates(scores: np.ndarray, B: int, rng: np.random.Generator) -
             size = min(BOOTSTRAP_CHUNK, B - start)
             draws = rng.integers(0, n, size=(size, n)) + np.arange(size)[:, None] * n
             counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
-            blocks.append(counts @ scores * (PERCENT / n))
+            if answered is None:
+                blocks.append(counts @ scores * (PERCENT / n))
+            else:
+                weight = answered.astype(np.float64)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    blocks.append(counts @ (scores * weight) / (counts @ weight) * PERCENT)
     return np.concatenate(blocks)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval per column; replications that are NaN (a ratio over no answered row) are left out,
+    and a column with no finite replication gets NaN."""
     tail = (1 - level) / 2 * PERCENT
-    return np.percentile(replicates, tail, axis=0), np.percentile(replicates, PERCENT - tail, axis=0)
+    if not np.isnan(replicates).any():
+        return np.percentile(replicates, tail, axis=0), np.percentile(replicates, PERCENT - tail, axis=0)
+    low, high = np.full(replicates.shape[1], np.nan), np.full(replicates.shape[1], np.nan)
+    for j in range(replicates.shape[1]):
+        finite = replicates[:, j][np.isfinite(replicates[:, j])]
+        if finite.size:
+            low[j], high[j] = np.percentile(finite, tail), np.percentile(finite, PERCENT - tail)
+    return low, high

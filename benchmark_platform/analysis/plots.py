@@ -11,6 +11,7 @@ import io
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 DPI = 110
 
@@ -21,23 +22,56 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def heatmap_png(table: pl.DataFrame, *, title: str, row: str = "model") -> bytes:
-    """A wide table (one row per model, one column per group, values in %) as an annotated heatmap."""
+def heatmap_png(
+    table: pl.DataFrame,
+    *,
+    title: str,
+    row: str = "model",
+    unavailable: pl.DataFrame | None = None,
+    partial: pl.DataFrame | None = None,
+    note: str | None = None,
+) -> bytes:
+    """A wide table (one row per model, one column per group, values in %) as an annotated heatmap.
+
+    `unavailable` and `partial` (same shape, booleans) mark the cells drawn n/a (hatched grey, labelled: too few
+    items answered to show an accuracy) and the cells whose accuracy is over the answered items only (a `*`);
+    `note` is printed under the figure to say so.
+    """
     groups = [c for c in table.columns if c != row]
     values = table.select(groups).to_numpy().astype(float)
+    na = np.zeros(values.shape, dtype=bool) if unavailable is None else _mask(unavailable, groups)
+    star = np.zeros(values.shape, dtype=bool) if partial is None else _mask(partial, groups)
+    values[na] = np.nan
     figure = Figure(figsize=(1.0 + 0.62 * len(groups), 1.2 + 0.32 * table.height))
     axes = figure.add_subplot()
-    image = axes.imshow(values, cmap="viridis", vmin=0, vmax=100, aspect="auto")
+    image = axes.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=100, aspect="auto")
     axes.set_xticks(range(len(groups)), groups, rotation=45, ha="right", fontsize=8)
     axes.set_yticks(range(table.height), table[row].to_list(), fontsize=8)
     for (i, j), value in np.ndenumerate(values):
-        if np.isfinite(value):
+        if na[i, j]:
+            axes.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.85", edgecolor="0.55", hatch="////", linewidth=0)
+            )
+            axes.text(j, i, "n/a", ha="center", va="center", fontsize=6, color="black")
+        elif np.isfinite(value):
             axes.text(
-                j, i, f"{value:.0f}", ha="center", va="center", fontsize=6, color="white" if value < 55 else "black"
+                j,
+                i,
+                f"{value:.0f}" + ("*" if star[i, j] else ""),
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if value < 55 else "black",
             )
     figure.colorbar(image, ax=axes, label="accuracy (%)", shrink=0.6)
     axes.set_title(title, fontsize=10)
+    if note:
+        axes.set_xlabel(note, fontsize=7)
     return _png(figure)
+
+
+def _mask(table: pl.DataFrame, groups: list[str]) -> np.ndarray:
+    return table.select(pl.col(g).fill_null(False) for g in groups).to_numpy().astype(bool)
 
 
 def frontier_png(frontier: pl.DataFrame, *, title: str) -> bytes:

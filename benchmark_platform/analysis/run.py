@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from benchmark_platform.analysis.accuracy import group_accuracy, leaderboard, wide
+from benchmark_platform.analysis.accuracy import covered, group_accuracy, leaderboard, wide
 from benchmark_platform.analysis.config import AnalysisConfig
 from benchmark_platform.analysis.discrimination import discrimination_indices
 from benchmark_platform.analysis.frontier import cost_frontier, scaling_slopes
@@ -21,8 +21,23 @@ from benchmark_platform.analysis.gaps import family_matrix, paired_deltas, self_
 from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.plots import distribution_png, frontier_png, heatmap_png
 from benchmark_platform.analysis.stability import pairwise_resolvability, ranking_stability, tiers
+from benchmark_platform.analysis.suspects import suspect_items
 
 OVERALL = "overall"
+# issue 31: how much of each row was answered, the accuracy over the answered items, and (overall rows of a bank
+# spec) the bank-level estimate from analysis/irt.py, filled by the stage
+ACCURACY_COVERAGE = (
+    "answered",
+    "missing",
+    "unparsed",
+    "answered_accuracy",
+    "answered_ci_low",
+    "answered_ci_high",
+    "pool_accuracy",
+    "pool_ci_low",
+    "pool_ci_high",
+)
+_POOL = ("pool_accuracy", "pool_ci_low", "pool_ci_high")
 
 
 @dataclass(frozen=True)
@@ -39,9 +54,32 @@ class ConfigInfo:
 
 @dataclass
 class AnalysisReport:
-    accuracy: pl.DataFrame  # grouping, group_value, model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers
+    # grouping, group_value, model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers, then ACCURACY_COVERAGE
+    accuracy: pl.DataFrame
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
     plots: dict[str, bytes] = field(default_factory=dict)
+
+
+def coverage_heatmap(board: pl.DataFrame, by_group: pl.DataFrame, level: str, min_share: float) -> bytes:
+    """Accuracy over the answered items per model (leaderboard order) and group; a cell with less than `min_share`
+    of its items answered is n/a, one with some missing is starred."""
+    cells = by_group.with_columns(
+        unavailable=pl.Series(~covered(by_group["answered"].to_numpy(), by_group["n_items"].to_numpy(), min_share)),
+        partial=pl.col("missing") > 0,
+    )
+    order = board.select("model")
+
+    def pivot(value: str) -> pl.DataFrame:
+        return order.join(wide(cells, value=value), on="model", how="left", maintain_order="left")
+
+    return heatmap_png(
+        pivot("answered_accuracy"),
+        title=f"Accuracy (%) over answered items by {level}",
+        unavailable=pivot("unavailable"),
+        partial=pivot("partial"),
+        note=f"n/a: under {min_share:.0%} of the items answered; *: accuracy over the answered items only "
+        "(some missing); unanswered items are not counted wrong here",
+    )
 
 
 def _splits(items: pl.DataFrame, column: str) -> bool:
@@ -53,7 +91,7 @@ def analyse(
 ) -> AnalysisReport:
     matrix = ScoreMatrix.from_results(results, items)
     B = settings.bootstrap_samples
-    board = leaderboard(matrix, B=B, seed=seed)
+    board = leaderboard(matrix, B=B, seed=seed, min_answered_share=settings.min_answered_share)
     levels = sorted(c for c in items.columns if c.startswith("level_"))
     top_level = next((c for c in levels if _splits(items, c)), "discipline")
     groupings = dict.fromkeys(["discipline", *levels, *settings.groupings])
@@ -72,6 +110,8 @@ def analyse(
                 ci_high="ci_high",
                 rank="rank",
                 unparsed_answers="unparsed_answers",
+                **{c: c for c in ACCURACY_COVERAGE[:-3]},
+                **{c: pl.lit(None, pl.Float64) for c in _POOL},
             )
         ]
         + [
@@ -85,6 +125,8 @@ def analyse(
                 ci_high="ci_high",
                 rank=pl.lit(None, pl.Int32),
                 unparsed_answers="unparsed_answers",
+                **{c: c for c in ACCURACY_COVERAGE[:-3]},
+                **{c: pl.lit(None, pl.Float64) for c in _POOL},
             )
             for g, t in by_group.items()
         ]
@@ -92,8 +134,11 @@ def analyse(
     report = AnalysisReport(accuracy)
     tables = report.tables
     order = board["model"].to_list()
-    heat = board.select("model").join(wide(by_group[top_level]), on="model", how="left", maintain_order="left")
-    report.plots[f"accuracy_by_{top_level}"] = heatmap_png(heat, title=f"Accuracy (%) by {top_level}")
+    report.plots[f"accuracy_by_{top_level}"] = coverage_heatmap(
+        board, by_group[top_level], top_level, settings.min_answered_share
+    )
+    evaluated = [m for m in matrix.models if configs.get(m, ConfigInfo("model")).kind != "baseline"]
+    tables["suspect_items"] = suspect_items(matrix, evaluated, settings.suspects)
 
     if len(matrix.models) >= 2:
         tables["ranking_stability"] = ranking_stability(

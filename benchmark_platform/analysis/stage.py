@@ -10,7 +10,7 @@ import polars as pl
 
 from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
-from benchmark_platform.analysis.run import AnalysisReport, analyse
+from benchmark_platform.analysis.run import OVERALL, AnalysisReport, analyse
 from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.evaluation.persist import spec_item_disciplines
 from benchmark_platform.evaluation.results import RESULT_COLUMNS
@@ -55,7 +55,23 @@ def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) 
     if pool is not None:
         log(f"full-pool accuracy estimated from the release for {pool.height} configurations")
         report.tables["pool_accuracy"] = pool
+        report.accuracy = with_pool_estimate(report.accuracy, pool)
     return SpecAnalysis(report, store_analysis(db, spec.name, report))
+
+
+def with_pool_estimate(accuracy: pl.DataFrame, pool: pl.DataFrame) -> pl.DataFrame:
+    """The leaderboard rows (grouping overall) with each configuration's bank-level estimate beside them."""
+    estimate = pool.select(
+        "model",
+        grouping=pl.lit(OVERALL),
+        pool_accuracy_new="estimated_accuracy",
+        pool_ci_low_new="ci_low",
+        pool_ci_high_new="ci_high",
+    )
+    joined = accuracy.join(estimate, on=["grouping", "model"], how="left", maintain_order="left")
+    return joined.with_columns(
+        pl.coalesce(f"{c}_new", c).alias(c) for c in ("pool_accuracy", "pool_ci_low", "pool_ci_high")
+    ).drop("pool_accuracy_new", "pool_ci_low_new", "pool_ci_high_new")
 
 
 def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, released: int) -> pl.DataFrame | None:

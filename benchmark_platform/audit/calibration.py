@@ -44,6 +44,7 @@ SHEET_RUBRICS = (
     "cognitive_match",
     "verbatim_copy",
     "wine_category_leak",
+    "salient",  # S1's rubric (issue 31): a gold sheet may rate it, so that salience drops can be calibrated
 )
 RATING_RANGE = (0.0, 5.0)  # gold sheets rate 0/1, the review app 1..5 (AuditConfig's RubricLink)
 

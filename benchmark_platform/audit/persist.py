@@ -10,6 +10,7 @@ from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
+from benchmark_platform.audit.goldsheet import GoldCandidate
 from benchmark_platform.audit.grounding import ProofFact, from_generation
 from benchmark_platform.audit.policy import Action
 from benchmark_platform.audit.pool import Answer
@@ -23,6 +24,8 @@ __all__ = [
     "load_answers",
     "load_audit_items",
     "load_advisory",
+    "load_calibration",
+    "load_gold_candidates",
     "load_gold",
     "load_previous",
     "load_related_facts",
@@ -370,6 +373,61 @@ def store_calibration(db: Database, spec_name: str, rows: Sequence[KappaRow]) ->
                 for r in rows
             ],
         )
+
+
+def load_gold_candidates(db: Database, spec_name: str) -> list[GoldCandidate]:
+    """The spec's audited items (those its disciplines' latest audit runs judged, dropped ones included: calibration
+    needs the audit's failures rated too), with strategy, difficulty, generator and their facts' texts."""
+    rows = db.query(
+        """WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id FROM audit_runs WHERE spec = %s
+                           ORDER BY discipline, audit_run_id DESC),
+                judged AS (SELECT DISTINCT item_id FROM audit_findings JOIN latest USING (audit_run_id))
+           SELECT i.item_id, i.discipline, g.strategy, i.difficulty, g.generator, i.question, i.options,
+                  i.answer_index,
+                  coalesce(array_agg(f.text ORDER BY f.fact_id) FILTER (WHERE f.fact_id IS NOT NULL), '{}') AS facts
+           FROM items i JOIN judged USING (item_id) LEFT JOIN generation_metadata g USING (item_id)
+           LEFT JOIN item_facts l ON l.item_id = i.item_id LEFT JOIN facts f ON f.fact_id = l.fact_id
+           WHERE i.spec = %s GROUP BY i.item_id, g.item_id ORDER BY i.item_id""",
+        (spec_name, spec_name),
+    )
+    return [
+        GoldCandidate(
+            r["item_id"],
+            r["discipline"],
+            r["strategy"],
+            r["difficulty"],
+            r["generator"],
+            r["question"],
+            tuple(r["options"]),
+            r["answer_index"],
+            tuple(r["facts"]),
+        )
+        for r in rows
+    ]
+
+
+def load_calibration(db: Database, spec_name: str) -> list[KappaRow]:
+    """The spec's stored calibration (audit_calibration), in a stable order."""
+    return [
+        KappaRow(
+            r["agent"],
+            r["agent_version"],
+            r["rubric"],
+            r["n"],
+            r["agent_flags"],
+            r["human_defects"],
+            r["kappa"],
+            r["ci_low"],
+            r["ci_high"],
+            r["is_primary"],
+            r["advisory"],
+        )
+        for r in db.query(
+            """SELECT agent, agent_version, rubric, n, agent_flags, human_defects, kappa, ci_low, ci_high, is_primary,
+                      advisory FROM audit_calibrations WHERE spec = %s ORDER BY agent, agent_version, rubric""",
+            (spec_name,),
+        )
+    ]
 
 
 def load_advisory(db: Database, spec_name: str) -> set[str]:

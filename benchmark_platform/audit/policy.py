@@ -1,6 +1,7 @@
 """The audit policy (OenoBench 4.3, B.5, Table 6): critical failures drop the item, C4 relabels its difficulty, B2
 discloses it in the closed-book slice; each action carries its reason. An agent whose kappa against its rubric is
-under the threshold is advisory: its failures are listed in the detail but neither drop nor relabel."""
+under the threshold is advisory: its failures neither drop nor relabel; they are listed in the detail of a drop,
+and an item that only advisory agents would have dropped gets an `advise` action (a note, the item ships)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ DISCLOSE_AGENT = "B2_closed_book_solvability"
 @dataclass(frozen=True)
 class Action:
     item_id: str
-    action: Literal["drop", "relabel", "disclose"]
+    action: Literal["drop", "relabel", "disclose", "advise"]
     reason: str
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -62,4 +63,15 @@ def apply_policy(
                 {"agents": sorted(set(agents)), "advisory_failures": sorted(set(advised[item_id]))},
             )
         )
+    for item_id, agents in advised.items():
+        if item_id not in drops:
+            actions.append(
+                Action(
+                    item_id,
+                    "advise",
+                    "advisory failure (agent's kappa under the threshold; not dropped): "
+                    + ", ".join(sorted(set(agents))),
+                    {"advisory_failures": sorted(set(agents))},
+                )
+            )
     return sorted(actions, key=lambda a: (a.item_id, a.action))

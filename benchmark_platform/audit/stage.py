@@ -15,9 +15,9 @@ from benchmark_platform.audit.calibration import KappaRow, advisory_agents, cali
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
 from benchmark_platform.audit.persist import (
     audit_run_exists,
-    load_advisory,
     load_answers,
     load_audit_items,
+    load_calibration,
     load_gold,
     load_latest_findings,
     load_previous,
@@ -85,8 +85,9 @@ async def audit_discipline(
     ctx = _context(spec, embedder)
     ctx.answers = _answers(db, spec, discipline, items)
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
-    actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
-    digest = _digest(spec, items, agents, ctx.answers)
+    calibration = load_calibration(db, spec.name)
+    actions = apply_policy(outcome.findings, spec.audit, advisory_agents(calibration))
+    digest = _digest(spec, items, agents, ctx.answers, calibration)
     run_id, new = store_audit(
         db,
         spec.name,
@@ -106,11 +107,41 @@ def _answers(db: Database, spec: BenchmarkSpec, discipline: str, items: Sequence
     return answers_for_audit(spec, {i.item_id for i in items}, load_answers(db, spec.name, discipline, families))
 
 
-def _digest(spec: BenchmarkSpec, items: Sequence[AuditItem], agents: Sequence[AnyAgent], answers: list[Answer]) -> str:
-    """The audit run's identity: items (with their facts), agent versions, settings and the answers K3/D1 read."""
+def _digest(
+    spec: BenchmarkSpec,
+    items: Sequence[AuditItem],
+    agents: Sequence[AnyAgent],
+    answers: list[Answer],
+    calibration: Sequence[KappaRow] = (),
+) -> str:
+    """The audit run's identity: items (with their facts), agent versions, settings, the answers K3/D1 read, and
+    the calibration the policy applies (issue 31: the advisory set and the kappa rows that decided it, so gold labels
+    imported after an audit make a new run with the policy re-applied, instead of reusing the earlier run's
+    actions)."""
     return inputs_hash(
-        items, agents, settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers))
+        items,
+        agents,
+        settings_digest(spec)
+        + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers))
+        + calibration_digest(calibration),
     )
+
+
+def calibration_digest(rows: Sequence[KappaRow]) -> str:
+    """The calibration's part of the audit digest; empty without gold labels, so an uncalibrated audit keeps the
+    digest it had before calibration entered it. Kappas are rounded to 6 places: the digest names the rows, the
+    advisory decision itself is the stored boolean."""
+    if not rows:
+        return ""
+    kappas = sorted(
+        (r.agent, r.agent_version, r.rubric, r.n, r.agent_flags, r.human_defects, _round(r.kappa), r.is_primary)
+        for r in rows
+    )
+    return json.dumps({"advisory": sorted(advisory_agents(rows)), "kappa": kappas})
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 @dataclass(frozen=True)
@@ -124,7 +155,8 @@ class PendingAudit:
 
     @property
     def trigger(self) -> str:
-        return "stale_items" if self.stale_items else "answers"
+        """stale_items, answers, or else the settings or calibration (the policy is re-applied, nothing re-judged)."""
+        return "stale_items" if self.stale_items else "answers" if self.answered_items else "calibration"
 
 
 def pending_audit(db: Database, spec: BenchmarkSpec, discipline: str) -> PendingAudit | None:
@@ -133,7 +165,7 @@ def pending_audit(db: Database, spec: BenchmarkSpec, discipline: str) -> Pending
     if not items:
         return None
     answers = _answers(db, spec, discipline, items)
-    digest = _digest(spec, items, AGENTS, answers)
+    digest = _digest(spec, items, AGENTS, answers, load_calibration(db, spec.name))
     if audit_run_exists(db, spec.name, discipline, digest):
         return None
     _, previous = load_previous(db, spec.name, discipline)

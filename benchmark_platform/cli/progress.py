@@ -15,8 +15,9 @@ def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | Non
     )
     total = sum(r["n"] for r in counts)
     board = db.query(
-        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers FROM analysis_accuracy
-           WHERE spec = %s AND grouping = 'overall' ORDER BY rank, model""",
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers, answered, missing, unparsed,
+                  answered_accuracy, answered_ci_low, answered_ci_high, pool_accuracy
+           FROM analysis_accuracy WHERE spec = %s AND grouping = 'overall' ORDER BY rank NULLS LAST, model""",
         (spec.name,),
     )
     manual = db.query(
@@ -34,13 +35,42 @@ def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | Non
             "   manual review (not released): " + "; ".join(f"{r['discipline']}: {r['manual_review']}" for r in manual)
         )
     for r in board[:top]:
-        lines.append(
-            f"   {r['rank']:>3}. {r['model']:<32} {r['accuracy']:5.1f}% [{r['ci_low']:.1f}, {r['ci_high']:.1f}] "
-            f"on {r['n_items']} items" + (f", {r['unparsed_answers']} unparsed" if r["unparsed_answers"] else "")
-        )
+        lines.append(_board_line(r))
+    # issue 31: every configuration with missing answers is shown with its answered count, wherever it ranks
+    lines += [_board_line(r) for r in board[top:] if r["missing"]]
     if len(board) > top:
         baseline = next((r for r in board if r["model"] == "random-baseline"), None)
         if baseline:
             lines.append(f"   ... random-baseline rank {baseline['rank']}: {baseline['accuracy']:.1f}%")
+    suspects = db.query(
+        """SELECT r.row ->> 'reason' AS reason, count(*)::int AS n FROM analysis_tables r
+           WHERE r.spec = %s AND r.name = 'suspect_items' GROUP BY 1 ORDER BY 1""",
+        (spec.name,),
+    )
+    if board:
+        by = {r["reason"]: r["n"] for r in suspects}
+        lines.append(
+            f"   key-error suspects (post-evaluation audit): {sum(by.values())} of {total} items, "
+            f"{by.get('no_model_correct', 0)} no model correct, {by.get('negative_point_biserial', 0)} negative "
+            "point-biserial (data/analyses/suspect_items.parquet)"
+        )
     lines.append(f"   release: {release_path or 'not written (release gate failed)'}")
     return lines
+
+
+def _board_line(r: dict) -> str:
+    """A leaderboard row: accuracy over the answered items with its CI; the answered count when some are missing
+    (with the strict score, a missing answer as 0, and the bank-level estimate where there is one)."""
+    if r["answered_accuracy"] is None:  # analyses stored before issue 31
+        head = f"{r['accuracy']:5.1f}% [{r['ci_low']:.1f}, {r['ci_high']:.1f}] on {r['n_items']} items"
+    else:
+        head = f"{r['answered_accuracy']:5.1f}% [{r['answered_ci_low']:.1f}, {r['answered_ci_high']:.1f}]"
+        head += (
+            f" answered {r['answered']} of {r['n_items']} items ({r['missing']} missing; strict {r['accuracy']:.1f}%"
+            + (f", bank estimate {r['pool_accuracy']:.1f}%" if r["pool_accuracy"] is not None else "")
+            + ")"
+            if r["missing"]
+            else f" on {r['n_items']} items"
+        )
+    rank = f"{r['rank']:>3}." if r["rank"] is not None else "  -."
+    return f"   {rank} {r['model']:<32} {head}" + (f", {r['unparsed']} unparsed" if r.get("unparsed") else "")

@@ -157,6 +157,7 @@ def assemble(
             release.require_review_approval,
         ),
         release.include_manual_review,
+        min_answered_share=spec.analysis.min_answered_share,
     )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])

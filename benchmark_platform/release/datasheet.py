@@ -23,6 +23,7 @@ class ReleaseSummary:
     sealed_items: int  # items in the encrypted test split
     spec_notes: tuple[str, ...] = ()  # what the spec configured per stage (models named, fallbacks chosen)
     include_manual_review: bool = False
+    min_answered_share: float = 0.5  # analysis.min_answered_share: the leaderboard's ranking rule (issue 31)
 
     def table(self, name: str) -> pl.DataFrame:
         return self.tables.get(name, pl.DataFrame())
@@ -322,6 +323,67 @@ def spec_notes(
     )
 
 
+def answer_coverage(s: ReleaseSummary) -> str:
+    """Issue 31: the ranking rule for configurations with missing answers, and every such configuration by name."""
+    board = s.table("leaderboard")
+    rule = (
+        "- **Missing answers and the ranking rule.** A missing answer (no recorded answer for an item) is not "
+        "counted as wrong: the leaderboard ranks configurations by their accuracy over the items they answered "
+        "(`answered_accuracy`, with its own bootstrap 95% CI), and only those that answered at least "
+        f"{s.min_answered_share:.0%} of the items (analysis.min_answered_share); the others are listed unranked. "
+        "`accuracy` is the strict score (a missing answer scores 0). An answer with no extractable option stays "
+        "wrong: it was answered (`unparsed`). Accuracies over different item sets are not strictly comparable: "
+        "where the spec has an item bank, `pool_accuracy` estimates each configuration's accuracy on the whole bank "
+        "from the items it answered, which is the comparable figure. Heat-map cells with under "
+        f"{s.min_answered_share:.0%} of their items answered are drawn n/a."
+    )
+    if not board.height or "answered" not in board.columns:
+        return rule
+    incomplete = board.filter(pl.col("missing") > 0).sort("model")
+    if not incomplete.height:
+        return rule + " Every configuration answered every released item."
+    by_group = s.table("accuracy_by_group")
+    lines = [rule, f"  Configurations with missing answers ({incomplete.height} of {board.height}):"]
+    for r in incomplete.iter_rows(named=True):
+        gaps = ""
+        if by_group.height and "answered" in by_group.columns:
+            worst = by_group.filter(
+                (pl.col("model") == r["model"]) & (pl.col("grouping") == "discipline") & (pl.col("missing") > 0)
+            ).sort(["missing", "group_value"], descending=[True, False])
+            gaps = "; missing most in " + ", ".join(
+                f"{g} ({a} of {n} answered)"
+                for g, a, n in worst.select("group_value", "answered", "n_items").head(3).iter_rows()
+            )
+        answered = r["answered_accuracy"]
+        pool = r.get("pool_accuracy")
+        lines.append(
+            f"  - **{r['model']}**: answered {r['answered']} of {r['n_items']} items ({r['missing']} missing)"
+            + (f", {answered:.1f}% over them" if answered is not None else "")
+            + f", strict {r['accuracy']:.1f}%"
+            + (f", bank-level estimate {pool:.1f}%" if pool is not None else "")
+            + (f"; rank {r['rank']}" if r["rank"] is not None else "; unranked")
+            + gaps
+            + "."
+        )
+    return "\n".join(lines)
+
+
+def post_evaluation_audit(s: ReleaseSummary) -> str:
+    """Issue 31 (OenoBench 4.3): the key-error suspects the evaluation's answers point to, counted by reason."""
+    suspects = s.table("analyses/suspect_items")
+    if "reason" not in suspects.columns:
+        return "- **Post-evaluation audit.** Not run (no evaluated model answers)."
+    counts = dict(suspects.group_by("reason").len().iter_rows()) if suspects.height else {}
+    return (
+        f"- **Post-evaluation audit (key-error suspects).** {suspects.height} of {s.items.height} released items are "
+        f"suspects: {counts.get('no_model_correct', 0)} that no evaluated model answered correctly and "
+        f"{counts.get('negative_point_biserial', 0)} whose correctness correlates negatively with the models' "
+        "skill (point-biserial against each model's accuracy on the other items). They are reported with their "
+        "evidence in `data/analyses/suspect_items.parquet` and still ship: a suspect is a question for a reviewer, "
+        "not a verdict."
+    )
+
+
 def _origin(s: ReleaseSummary) -> str:
     if s.items.height and s.imported_items == s.items.height:
         return "its provenance in the item bank (`data/item_provenance.parquet`)"
@@ -412,14 +474,17 @@ release's own tables.
 - **Calibration against human gold labels** (Cohen's kappa per agent and rubric, bootstrap 95% CI):
 
 {_markdown(calibration)}
-- **Policy actions** (drop: not released; `data/audit_actions.parquet` gives each item's reason):
+- **Policy actions** (drop: not released; advise: an advisory agent's failure, released with the note;
+  `data/audit_actions.parquet` gives each item's reason):
 
 {_markdown(policy)}
+{post_evaluation_audit(s)}
 
 ## Uses
 - Evaluating the factual knowledge of language models in the domain, per discipline, difficulty and strategy.
 - Evaluated configurations in this release: {", ".join(s.evaluated_models) or "none"}; see
   `data/leaderboard.parquet` and `data/analyses/`.
+{answer_coverage(s)}
 - **Known limitations.**
 {limitations}
 

@@ -136,7 +136,8 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
             FROM audit_policy p JOIN latest_audit a USING (audit_run_id)""",
         ("item_id", "action"),
         "What the audit policy did to an item and why: drop (critical failure), relabel "
-        "(difficulty, C4) or disclose (closed-book slice, B2).",
+        "(difficulty, C4), disclose (closed-book slice, B2) or advise (a critical failure of an agent the gold-label "
+        "calibration made advisory: a note, the item ships).",
     ),
     "evaluation_answers": ReleaseQuery(
         f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,
@@ -183,17 +184,24 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         "Every evaluated configuration and how: baseline, model (generated or likelihood scoring) or imported.",
     ),
     "leaderboard": ReleaseQuery(
-        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers FROM analysis_accuracy
-           WHERE spec = %(spec)s AND grouping = 'overall'""",
+        """SELECT model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers, answered, missing, unparsed,
+           answered_accuracy, answered_ci_low, answered_ci_high, pool_accuracy, pool_ci_low, pool_ci_high
+           FROM analysis_accuracy WHERE spec = %(spec)s AND grouping = 'overall'""",
         ("rank", "model"),
-        "Accuracy (%) per configuration with bootstrap 95% CI, over the evaluated items; unparsed_answers: answers "
-        "from which no option was extracted (scored wrong).",
+        "Accuracy (%) per configuration with bootstrap 95% CI over the released items (accuracy: a missing answer "
+        "scores 0), and over the items it answered (answered_accuracy, answered_ci_*); answered / missing: items with "
+        "and without a recorded answer; unparsed: answered items with no extractable option (scored wrong), "
+        "unparsed_answers the same in answers (samples); rank: by answered_accuracy among the configurations that "
+        "answered at least analysis.min_answered_share of the items (null: unranked); pool_*: the item bank-level "
+        "estimate from the answered items (analysis/irt.py), where the spec has a bank with recorded answers.",
     ),
     "accuracy_by_group": ReleaseQuery(
-        """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high, unparsed_answers
+        """SELECT grouping, group_value, model, n_items, accuracy, ci_low, ci_high, unparsed_answers, answered,
+           missing, unparsed, answered_accuracy, answered_ci_low, answered_ci_high
            FROM analysis_accuracy WHERE spec = %(spec)s AND grouping <> 'overall'""",
         ("grouping", "group_value", "model"),
-        "Accuracy (%) with bootstrap 95% CI per item group and configuration.",
+        "Accuracy (%) with bootstrap 95% CI per item group and configuration, strict (missing answers score 0) and "
+        "over the answered items, with the answered, missing and unparsed counts.",
     ),
 }
 

@@ -54,7 +54,8 @@ def assign_pairs(
     seed: int,
     round_: int = 1,
 ) -> AssignmentResult:
-    """Give each item two conflict-free reviewers, least-loaded first (ties broken by a seeded hash).
+    """Give each item two conflict-free reviewers, least-loaded first (ties broken by a seeded hash); key-error
+    suspects (the post-evaluation audit's) are served first, so a capped pool reviews them before the rest.
 
     ``open_load`` counts each reviewer's assignments still unrated; nobody goes above ``wip_cap``. An item gets
     both reviewers or none, so the two reviews of an item are always independent and never half-allocated.
@@ -63,7 +64,7 @@ def assign_pairs(
     load = {r.reviewer_id: open_load.get(r.reviewer_id, 0) for r in pool}
     assignments: list[Assignment] = []
     unassigned: dict[str, str] = {}
-    for item in sorted(items, key=lambda i: stable_uniform(seed, "item", i.item_id)):
+    for item in sorted(items, key=lambda i: (not i.suspect, stable_uniform(seed, "item", i.item_id))):
         fit = [r for r in pool if may_review(r, item)]
         free = sorted(
             (r for r in fit if load[r.reviewer_id] < wip_cap),

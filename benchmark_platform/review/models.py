@@ -58,6 +58,7 @@ class ReviewItem(BaseModel):
     discipline: str = Field(min_length=1)
     author_id: str = ""
     author_affiliation: str = ""
+    suspect: bool = False  # a key-error suspect of the post-evaluation audit (issue 31): assigned before the others
 
 
 class Assignment(BaseModel):

@@ -434,11 +434,15 @@ def submit_rating(
 
 
 def plan_assignments(db: Database, spec: str, discipline: str, policy: ReviewPolicy, seed: int) -> AssignmentResult:
-    """The pairs the allocator would give the partition's unassigned items approved for review now (no write)."""
+    """The pairs the allocator would give the partition's unassigned items approved for review now (no write); the
+    analysis' key-error suspects (analysis_tables 'suspect_items') first."""
     items = [
-        ReviewItem(item_id=r["item_id"], discipline=discipline, author_id=r["author"] or "")
+        ReviewItem(item_id=r["item_id"], discipline=discipline, author_id=r["author"] or "", suspect=r["suspect"])
         for r in db.query(
-            f"""SELECT i.item_id, g.generator AS author FROM items i LEFT JOIN generation_metadata g USING (item_id)
+            f"""SELECT i.item_id, g.generator AS author,
+                       EXISTS (SELECT 1 FROM analysis_tables s WHERE s.spec = %(spec)s AND s.name = 'suspect_items'
+                               AND s.row ->> 'item_id' = i.item_id) AS suspect
+                FROM items i LEFT JOIN generation_metadata g USING (item_id)
                 WHERE i.spec = %(spec)s AND i.discipline = %(discipline)s AND {_APPROVED_FOR_REVIEW}
                   AND NOT EXISTS (SELECT 1 FROM review_assignments a WHERE a.item_id = i.item_id)
                 ORDER BY i.item_id""",

@@ -255,6 +255,7 @@ def test_analyse_runs_every_analysis_the_data_allows() -> None:
         "closed_book",
         "cost_frontier",
         "scaling",
+        "suspect_items",
     }
     assert set(report.plots) == {"accuracy_by_level_1", "score_distribution", "cost_frontier"}
     assert report.tables["discrimination"]["group"].to_list() == ["Humanities", "Science"]  # the coarsest level

@@ -101,7 +101,12 @@ def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> di
     answers = pl.concat(
         [run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct") for run in runs]
     )
-    board = leaderboard(ScoreMatrix.from_results(answers), B=spec.analysis.bootstrap_samples, seed=spec.seed)
+    board = leaderboard(
+        ScoreMatrix.from_results(answers),
+        B=spec.analysis.bootstrap_samples,
+        seed=spec.seed,
+        min_answered_share=spec.analysis.min_answered_share,
+    )
     metadata = {
         **counts_metadata(items=len(items), configurations=len(runs), answers=answers.height),
         "accuracy (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board.drop("n_items"))),
