@@ -127,10 +127,16 @@
   }
 
   // ---- heat map ---------------------------------------------------------------------------------------------------
-  function heatColour(v) { // light (low) to dark blue (high); text colour picked for contrast
+  function luminance(r, g, b) { // WCAG relative luminance of an sRGB colour (0..255 channels)
+    const c = [r, g, b].map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  }
+  function heatColour(v) { // light (low) to dark blue (high); black or white text, whichever contrasts more (>= 4.5:1)
     const t = Math.max(0, Math.min(1, v / 100));
-    const l = 96 - t * 66; // lightness 96% .. 30%
-    return { bg: "hsl(212, 70%, " + l.toFixed(1) + "%)", fg: l < 55 ? "#ffffff" : "#111111" };
+    const rgb = [235 - t * 228, 243 - t * 184, 252 - t * 122].map(Math.round); // #ebf3fc .. #073b82
+    const lum = luminance(rgb[0], rgb[1], rgb[2]);
+    const onWhite = 1.05 / (lum + 0.05), onBlack = (lum + 0.05) / 0.05;
+    return { bg: "rgb(" + rgb.join(", ") + ")", fg: onWhite >= onBlack ? "#ffffff" : "#000000" };
   }
   function renderHeatmap() {
     const root = document.getElementById("heatmap-body");
@@ -228,27 +234,32 @@
       const resp = it && it.response;
       let fidelity = "not measured";
       if (resp && resp.holdout_tau !== undefined) {
-        fidelity = "tau " + fmt(resp.holdout_tau, 3) + " vs random " + fmt(resp.random_tau, 3);
+        fidelity = "tau " + fmt(resp.holdout_tau, 3) + " vs random " + fmt(resp.random_tau, 3) +
+          (resp.holdout_acc_mae_points !== undefined ? "; accuracy error " + fmt(resp.holdout_acc_mae_points, 1) +
+            " vs " + fmt(resp.random_acc_mae_points, 1) + " points" : "");
       } else if (resp && resp.holdout_validation) {
         fidelity = String(resp.holdout_validation);
       }
-      const pool = it && it.response && it.response.response_pool_items ? it.response.response_pool_items : null;
+      const withAnswers = resp && resp.response_pool_items ? resp.response_pool_items : null;
       return el("tr", null,
         el("th", { scope: "row", text: r.discipline }),
         el("td", { text: r.anchors || "—" }),
         el("td", { class: "num", text: f ? f.k_total + (r.fact_pool ? " of " + r.fact_pool : "") : "—" }),
         el("td", { class: "num", text: f ? fmt(f.certified_ratio, 3) : "—" }),
-        el("td", { class: "num", text: it ? it.k_total + (pool ? " of " + pool : "") : "—" }),
+        el("td", { class: "num", text: it ? it.k_total : "—" }),
+        el("td", { class: "num", text: withAnswers === null ? "—" : withAnswers }),
         el("td", { class: "num", text: r.released }),
         el("td", { text: it ? it.method + (it.manual_review ? " (manual review: " + it.manual_review + ")" : "") : "—" }),
         el("td", { class: "num", text: it ? fmt(it.certified_ratio, 3) : "—" }),
         el("td", { text: fidelity }));
     });
     root.appendChild(dataTable("Per discipline", ["Discipline", "Anchors", "Facts selected", "Facts certified",
-      "Items selected", "Items released", "Item method", "Items certified", "Held-out fidelity"], body));
-    root.appendChild(note("Facts selected of the discipline's fact pool; items selected of the audited pool when the " +
-      "selection recorded it. Held-out fidelity: Kendall tau of held-out models' ranking on the selection against " +
-      "stratified random subsets of the same size (only when models' answers entered the selection)."));
+      "Items selected", "Pool items with answers", "Items released", "Item method", "Items certified", "Held-out fidelity"], body));
+    root.appendChild(note("Facts selected: of the discipline's fact pool. Items selected: by the selection after the " +
+      "audit (pool items with answers: candidates whose models' answers entered the objective). Certified: F(S) / " +
+      "upper bound of the objective. Held-out fidelity: Kendall tau of the held-out models' ranking on the selection, " +
+      "and its accuracy error, against stratified random subsets of the same size (only when models' answers entered " +
+      "the selection)."));
   }
 
   // ---- audit --------------------------------------------------------------------------------------------------------
@@ -399,7 +410,10 @@
       return el("li", null, badge(sev, "sev-" + sev), " " + L.agents[f[0]], f[2] ? el("code", { class: "payload", text: f[2] }) : null);
     })));
     const evaluated = it[F.answers].some(function (v) { return v !== null; });
-    body.appendChild(el("h4", { text: "How the evaluated models answered" }));
+    const correct = it[F.answers].filter(function (v) { return v !== null && answerOf(v, it).cls === "ok"; }).length;
+    const answeredBy = it[F.answers].filter(function (v) { return v !== null; }).length;
+    body.appendChild(el("h4", { text: "How the evaluated models answered" +
+      (answeredBy ? " (" + correct + " of " + answeredBy + " right)" : "") }));
     if (!evaluated) body.appendChild(note("No evaluated model answered this item."));
     else body.appendChild(dataTable(null, ["Model", "Answer"], it[F.answers].map(function (v, m) {
       const a = answerOf(v, it);
@@ -499,4 +513,5 @@
   }
   window.addEventListener("hashchange", function () { route(true); });
   route(false);
+  window.reportReadyMs = performance.now(); // when the first page is drawn (tests read it; nothing else does)
 })();
