@@ -122,7 +122,7 @@
     root.appendChild(note(plural(board.length, "configuration") + " evaluated on the open items. Bars: 95% bootstrap " +
       "confidence interval of the accuracy (dot: the accuracy), on a common scale from " + scale.lo + " to " + scale.hi + "%." +
       (tier ? " Tier: models whose gap to the tier's leader is not resolvable share a tier." : "") +
-      (extra.length ? "" : " Answered/missing counts are not in this release's leaderboard table.")));
+      (has(t, "answered") ? "" : " Answered/missing counts per model are not in this release's leaderboard table.")));
     root.appendChild(table);
   }
 
