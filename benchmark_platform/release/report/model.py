@@ -37,6 +37,7 @@ ITEM_FIELDS = (
     "provenance",  # item-bank origin [bank_id, file_name, row_number, upstream_id, source, licence, attribution] or null
 )
 STATUS_TAGS = ("clean", "warn", "fail", "relabel", "disclose", "suspect")
+# data.facts rows: [fact_id, text, source index (lookups.sources), licence, tier, document index (lookups.documents)]
 
 
 def clean(value: Any) -> Any:
