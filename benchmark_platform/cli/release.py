@@ -1,4 +1,4 @@
-"""`benchmark-platform release verify|rebuild|diff|list`: the kept, versioned release bundles."""
+"""`benchmark-platform release verify|rebuild|diff|list|view`: the kept, versioned release bundles."""
 
 from __future__ import annotations
 
@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = commands.add_parser("list", help="every kept release under the releases root")
     listing.add_argument("--root", type=Path, default=RELEASES_DIR)
     listing.set_defaults(handler=_list)
+
+    view = commands.add_parser("view", help="serve a release's report on 127.0.0.1 and print its URL (Ctrl-C stops)")
+    view.add_argument("path", type=Path, help="a release folder, e.g. releases/wine/v0.1")
+    view.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    view.set_defaults(handler=_view)
 
 
 def _release_dir(ref: str, spec: str, root: Path) -> Path:
@@ -131,4 +136,17 @@ def _list(args: argparse.Namespace) -> int:
             f"{r['spec']:10} {r['version']:8} {r['items']:>6} {r['sealed_items']:>6} {r['files']:>5}  "
             f"{r['content']}  {r['path']}"
         )
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    from benchmark_platform.release.report.serve import view
+
+    try:
+        view(
+            args.path, args.port, announce=lambda url: print(f"serving {args.path} at {url} (Ctrl-C stops)", flush=True)
+        )
+    except (FileNotFoundError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0

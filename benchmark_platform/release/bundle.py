@@ -5,6 +5,7 @@ Layout of releases/<spec>/<version>/:
     sealed/<table>.parquet.fernet.json   the test split's rows of every item- or fact-keyed table, Fernet-sealed
     plots/<name>.png              the analysis stage's plots
     croissant.json  datasheet.md  spec.json
+    report/index.html             the report and item browser, static (opens from the file system; data in data.js)
     exports/lm_eval/  exports/inspect/  exports/hf/
     manifest.json                 what the release is: every file's sha256, the spec's sha256, the release code version
     lineage.json                  how this copy was built: run id, time, git revision, upstream data versions and runs
@@ -30,6 +31,7 @@ import polars as pl
 from benchmark_platform.release.croissant import croissant
 from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
+from benchmark_platform.release.report import REPORT_FILES, report_files
 from benchmark_platform.release.seal import TEST, seal, split_of
 from benchmark_platform.release.tables import ReleaseTable
 from benchmark_platform.spec import BenchmarkSpec
@@ -173,7 +175,9 @@ def assemble(
         )
     )
     files["spec.json"] = (spec.model_dump_json(indent=2) + "\n").encode()  # key order kept: it feeds code versions
-    files["datasheet.md"] = datasheet(summary, len(files) + 1).encode()  # + itself (the manifest is not counted)
+    # + itself and the report (the manifest is not counted)
+    files["datasheet.md"] = datasheet(summary, len(files) + 1 + len(REPORT_FILES)).encode()
+    files.update(report_files(summary, files["datasheet.md"].decode()))
     return files, rows, {"dev_items": len(item_ids) - len(test_ids), "test_items": len(test_ids)}
 
 

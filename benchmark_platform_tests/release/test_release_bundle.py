@@ -38,6 +38,7 @@ from benchmark_platform.release.bundle import (
     verify_release,
 )
 from benchmark_platform.release.exports import task_name
+from benchmark_platform.release.report import REPORT_FILES
 from benchmark_platform.release.seal import new_key, unseal
 from benchmark_platform.release.tables import read_plots, read_release_tables
 from benchmark_platform.spec import BenchmarkSpec, SpecError
@@ -188,6 +189,19 @@ def test_test_split_is_sealed_and_the_key_is_never_written(built):
     db, spec = built["db"], built["spec"]
     with pytest.raises(ValueError, match="BENCHMARK_PLATFORM_RELEASE_KEY"):
         assemble(spec, read_release_tables(db, spec), read_plots(db, spec), None)
+
+
+def test_the_report_is_listed_counted_and_shows_no_sealed_item(built):
+    """report/ is in the manifest (so verify and rebuild cover it), the datasheet's file count includes it, and no
+    sealed item's id reaches the report's data."""
+    directory = built["dir"]
+    files = read_manifest(directory)["files"]
+    assert set(REPORT_FILES) <= set(files)
+    assert f"{len(files)} files, each hashed" in (directory / "datasheet.md").read_text().replace("\n  ", " ")
+    sealed = pl.read_parquet(unseal((directory / "sealed" / "items.parquet.fernet.json").read_bytes(), built["key"]))
+    data_js = (directory / "report" / "data.js").read_bytes()
+    assert sealed.height and not [i for i in sealed["item_id"] if i.encode() in data_js]
+    assert all(i.encode() in data_js for i in _open(directory, "items")["item_id"])
 
 
 def test_tables_cover_audit_evaluation_analysis_and_licences(built):
