@@ -19,12 +19,13 @@ from benchmark_platform.audit.persist import (
     load_answers,
     load_audit_items,
     load_gold,
+    load_key_ratings,
     load_latest_findings,
     load_previous,
     store_audit,
     store_calibration,
 )
-from benchmark_platform.audit.policy import Action, apply_policy
+from benchmark_platform.audit.policy import Action, apply_policy, human_vetoes, with_vetoes
 from benchmark_platform.audit.pool import (
     C1_DISTRACTOR_DIFFICULTY,
     D2_DEDUP_CALIBRATION,
@@ -85,8 +86,9 @@ async def audit_discipline(
     ctx = _context(spec, embedder)
     ctx.answers = _answers(db, spec, discipline, items)
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
-    actions = apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name))
-    digest = _digest(spec, items, agents, ctx.answers)
+    vetoes = _human_vetoes(db, spec, items)
+    actions = with_vetoes(apply_policy(outcome.findings, spec.audit, load_advisory(db, spec.name)), vetoes)
+    digest = _digest(spec, items, agents, ctx.answers, vetoes)
     run_id, new = store_audit(
         db,
         spec.name,
@@ -106,11 +108,26 @@ def _answers(db: Database, spec: BenchmarkSpec, discipline: str, items: Sequence
     return answers_for_audit(spec, {i.item_id for i in items}, load_answers(db, spec.name, discipline, families))
 
 
-def _digest(spec: BenchmarkSpec, items: Sequence[AuditItem], agents: Sequence[AnyAgent], answers: list[Answer]) -> str:
-    """The audit run's identity: items (with their facts), agent versions, settings and the answers K3/D1 read."""
+def _digest(
+    spec: BenchmarkSpec,
+    items: Sequence[AuditItem],
+    agents: Sequence[AnyAgent],
+    answers: list[Answer],
+    vetoes: Sequence[Action] = (),
+) -> str:
+    """The audit run's identity: items (with their facts), agent versions, settings and the answers K3/D1 read (and
+    the human vetoes, when there are any: a new rating gives a new run; without any the identity is unchanged)."""
+    extra = json.dumps([(v.item_id, v.reason) for v in vetoes]) if vetoes else ""
     return inputs_hash(
-        items, agents, settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers))
+        items,
+        agents,
+        settings_digest(spec) + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers)) + extra,
     )
+
+
+def _human_vetoes(db: Database, spec: BenchmarkSpec, items: Sequence[AuditItem]) -> list[Action]:
+    """Items whose key the spec's human raters marked wrong (issue 32, OenoBench 4.3): dropped with the rating."""
+    return human_vetoes(load_key_ratings(db, spec.name, [i.item_id for i in items], spec.audit.gold_sheets))
 
 
 @dataclass(frozen=True)
@@ -133,7 +150,7 @@ def pending_audit(db: Database, spec: BenchmarkSpec, discipline: str) -> Pending
     if not items:
         return None
     answers = _answers(db, spec, discipline, items)
-    digest = _digest(spec, items, AGENTS, answers)
+    digest = _digest(spec, items, AGENTS, answers, _human_vetoes(db, spec, items))
     if audit_run_exists(db, spec.name, discipline, digest):
         return None
     _, previous = load_previous(db, spec.name, discipline)

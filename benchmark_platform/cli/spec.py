@@ -20,6 +20,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     check.add_argument("spec", help="a bundled spec name (e.g. wine) or the path of a spec .yaml file")
     check.set_defaults(handler=_check)
+    drop = commands.add_parser(
+        "drop",
+        help="remove one spec's data from the database (items, findings, selections, answers, analyses, release "
+        "records); other specs' rows are untouched; release folders on disk are kept",
+    )
+    drop.add_argument("spec", help="the spec's name, or the path of its .yaml")
+    drop.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    drop.set_defaults(handler=_drop)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -42,4 +50,29 @@ def _check(args: argparse.Namespace) -> int:
         f"ok: {spec_path(args.spec)}: spec {spec.name}, {len(spec.discipline_keys)} disciplines, "
         f"{len(spec.sources)} sources, {len(spec.models)} models, {files.opened} files opened"
     )
+    return 0
+
+
+def _drop(args: argparse.Namespace) -> int:
+    from benchmark_platform.store import Database, database_url, migrate
+    from benchmark_platform.store.drop import drop_spec, spec_row_counts
+
+    name = load_spec(args.spec).name if args.spec.endswith((".yaml", ".yml")) else args.spec
+    db = Database(database_url(start_embedded=True))
+    migrate(db)
+    counts = spec_row_counts(db, name)
+    if not counts:
+        print(f"spec {name}: no rows in the database; nothing to drop")
+        return 0
+    summary = ", ".join(f"{table} {n}" for table, n in counts.items())
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"error: spec {name}: dropping {summary} needs confirmation: rerun with --yes", file=sys.stderr)
+            return 2
+        answer = input(f"drop every row of spec {name} ({summary})? type the spec's name to confirm: ")
+        if answer.strip() != name:
+            print("not confirmed; nothing was dropped")
+            return 1
+    deleted = drop_spec(db, name)
+    print(f"dropped spec {name}: {sum(deleted.values())} rows ({', '.join(f'{t} {n}' for t, n in deleted.items())})")
     return 0
