@@ -75,9 +75,11 @@ def derive_anchor_set(
     shares = families.value_counts().sort("src")
     strata = []
     for name, count in shares.iter_rows():
-        expected = k_total * count / pool.height
+        expected = k_total * count / stratified.height
         lower = 0 if small else min(count, int(0.8 * expected))
-        strata.append(Stratum(name=name, omega=count / pool.height, lower=lower, upper=math.ceil(1.2 * expected) + 1))
+        strata.append(
+            Stratum(name=name, omega=count / stratified.height, lower=lower, upper=math.ceil(1.2 * expected) + 1)
+        )
     names = {s.name for s in strata}
     anchor_items = [
         AnchorItem(

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,10 +71,25 @@ def _format(config: ItemBankConfig, path: Path) -> str:
     raise ItemBankError(path, 0, None, "unknown format: name the file .jsonl, .csv or .parquet, or set `format`")
 
 
+# a multi-byte UTF-8 sequence: in a file declared in a single-byte encoding, text of another encoding (a lead byte
+# followed by its continuation bytes reads as e.g. "Ã©" in cp1252, which no real text contains)
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
 def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
     """The file's text in its declared encoding (UTF-8 with or without a BOM by default). A byte the encoding does not
     define stops the import naming its line: a cp1252 file declared UTF-8 (or a file mixing encodings) is refused,
     never read as mojibake."""
+    if encoding != "utf-8" and (utf8 := _UTF8_SEQUENCE.search(data)) is not None:
+        # a single-byte encoding decodes anything: UTF-8 sequences in it are another encoding's text (mojibake)
+        line = data[: utf8.start()].count(b"\n") + 1
+        raise ItemBankError(
+            path,
+            line,
+            None,
+            f"not cleanly {encoding}: bytes {utf8.group().hex(' ')} at offset {utf8.start()} are UTF-8 "
+            "(the file mixes encodings); save it in one encoding and declare it in item_bank.encoding",
+        )
     try:
         return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
     except UnicodeDecodeError as exc:

@@ -38,6 +38,7 @@ def drop_spec(db: Database, spec: str) -> dict[str, int]:
                 cur.execute("SAVEPOINT drop_table")
                 try:
                     cur.execute(f'DELETE FROM "{table}" WHERE spec = %s', (spec,))
+                    removed = cur.rowcount
                 except Exception as exc:  # a row of another spec table still refers to these: next pass
                     if getattr(exc, "pgcode", None) != "23503":  # foreign_key_violation
                         raise
@@ -45,8 +46,8 @@ def drop_spec(db: Database, spec: str) -> dict[str, int]:
                     blocked.append(table)
                     continue
                 cur.execute("RELEASE SAVEPOINT drop_table")
-                if cur.rowcount:
-                    deleted[table] = deleted.get(table, 0) + cur.rowcount
+                if removed:
+                    deleted[table] = deleted.get(table, 0) + removed
             if len(blocked) == len(pending):
                 raise ValueError(
                     f"spec {spec!r}: rows of {', '.join(blocked)} are still referenced; nothing was dropped"
