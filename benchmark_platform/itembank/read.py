@@ -94,9 +94,10 @@ def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
         return data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        label = "UTF-8" if encoding == "utf-8" else encoding
         hint = " (set item_bank.encoding, e.g. cp1252, or save the file as UTF-8)" if encoding == "utf-8" else ""
         raise ItemBankError(
-            path, line, None, f"not {encoding} (byte {data[exc.start]:#04x} at offset {exc.start}){hint}"
+            path, line, None, f"not {label} (byte {data[exc.start]:#04x} at offset {exc.start}){hint}"
         ) from None
 
 

@@ -128,7 +128,7 @@ def test_spec_check_opens_the_bank_and_names_each_bad_key_row(tmp_path, capsys):
 
 def test_an_encoding_is_declared_or_the_file_is_refused(tmp_path):
     path = write_csv(tmp_path / "items.csv", bank_rows(), encoding="cp1252")
-    with pytest.raises(ItemBankError, match=r"items.csv:2: not utf-8 \(byte 0xf4 .*set item_bank.encoding"):
+    with pytest.raises(ItemBankError, match=r"items.csv:2: not UTF-8 \(byte 0xf4 .*set item_bank.encoding"):
         read_item_bank(config(path), tmp_path)
     bank = read_item_bank(config(path, encoding="cp1252"), tmp_path)
     assert bank.items[0].options[0] == "Rhône"
@@ -136,7 +136,7 @@ def test_an_encoding_is_declared_or_the_file_is_refused(tmp_path):
     path.write_bytes(mixed)
     with pytest.raises(ItemBankError, match=r"items.csv:13: not cleanly cp1252: bytes c3 b9 .* mixes encodings"):
         read_item_bank(config(path, encoding="cp1252"), tmp_path)
-    with pytest.raises(ItemBankError, match="not utf-8"):
+    with pytest.raises(ItemBankError, match="not UTF-8"):
         read_item_bank(config(path), tmp_path)
 
 
