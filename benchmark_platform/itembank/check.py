@@ -23,8 +23,6 @@ class FileCheck:
 
 
 def check_spec_files(spec: BenchmarkSpec) -> FileCheck:
-    from benchmark_platform.evaluation.importers import read_results_import
-
     out = FileCheck()
     bank: BankFile | None = None
     if spec.item_bank is not None:
@@ -35,6 +33,8 @@ def check_spec_files(spec: BenchmarkSpec) -> FileCheck:
             out.problems.append(f"bank_items: item_bank.path: {_line(exc)}")
     known = {item.item_id for item in bank.items} if bank else set()
     for i, entry in enumerate(spec.evaluation.imports):
+        from benchmark_platform.evaluation.importers import read_results_import  # polars: only for a spec with imports
+
         out.opened += 1
         try:
             frame = read_results_import(entry, spec.directory)
