@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +263,42 @@ def test_the_check_of_a_bank_spec_loads_no_dagster(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
     assert "note: geo: no anchor files" in done.stdout
+
+
+def test_spec_check_names_the_stage_file_and_field_of_an_unmeetable_lower_quota(tmp_path, capsys):
+    write_csv(tmp_path / "items.csv", bank_rows())
+    spec_file = write_spec(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark_platform.itembank.derived_anchors", str(spec_file), "6"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    strata = tmp_path / "anchors" / "hist" / "strata.csv"
+    rows = list(csv.DictReader(strata.open(encoding="utf-8")))
+    rows[0]["lower"] = rows[0]["upper"] = "9"
+    with strata.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    header = strata.with_name("anchors.yaml")
+    header.write_text(re.sub(r"k_total: \d+", "k_total: 9", header.read_text("utf-8")), "utf-8")
+    assert main(["spec", "check", str(spec_file)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: selected_items: {strata}: stratum 'hist' field 'lower': needs at least L_h=9 items but the bank has "
+        "5 of discipline 'hist' in it (lower it, or map more of the bank's stratum keys to it in `keys`)"
+    )
+
+
+def test_no_answers_on_released_items_is_a_valid_state_that_clears_old_analyses(db, tmp_path):
+    from benchmark_platform.analysis.stage import NoAnswersError, analyse_spec
+
+    write_csv(tmp_path / "items.csv", bank_rows())
+    spec = load_spec(write_spec(tmp_path, name="own_no_answers"))
+    with db.transaction() as conn, conn.cursor() as cur:  # an earlier run's analysis
+        cur.execute(
+            "INSERT INTO analysis_tables (spec, name, row_index, row) VALUES (%s, 'stale', 0, '{}')", (spec.name,)
+        )
+    with pytest.raises(NoAnswersError, match="no evaluation answers on released items"):
+        analyse_spec(db, spec, print)
+    assert db.query("SELECT * FROM analysis_tables WHERE spec = %s", (spec.name,)) == []
