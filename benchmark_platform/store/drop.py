@@ -19,7 +19,8 @@ def spec_row_counts(db: Database, spec: str) -> dict[str, int]:
         cur.execute(_SPEC_TABLES)
         for (table,) in cur.fetchall():
             cur.execute(f'SELECT count(*) FROM "{table}" WHERE spec = %s', (spec,))
-            n = int(cur.fetchone()[0])
+            row = cur.fetchone()
+            n = int(row[0]) if row else 0
             if n:
                 counts[table] = n
     return counts
