@@ -302,3 +302,44 @@ def test_no_answers_on_released_items_is_a_valid_state_that_clears_old_analyses(
     with pytest.raises(NoAnswersError, match="no evaluation answers on released items"):
         analyse_spec(db, spec, print)
     assert db.query("SELECT * FROM analysis_tables WHERE spec = %s", (spec.name,)) == []
+
+
+def test_a_manual_review_discipline_released_on_request_respects_its_k(db, tmp_path):
+    """sql/0320: 6 audit survivors of a discipline whose selection went to manual review; its anchors gave K_d=2:
+    include_manual_review releases 2 of them (item-id order), never all 6; without anchors (no K_d) all survivors."""
+    spec = "own_manual_k"
+    import_discipline(db, spec, tmp_path, config(write_csv(tmp_path / "items.csv", bank_rows())), "geo")
+    ids = sorted(stored(db, spec))
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO audit_runs (spec, discipline, inputs_hash) VALUES (%s, 'geo', 'h') RETURNING audit_run_id",
+            (spec,),
+        )
+        run = cur.fetchone()[0]
+        for item_id in ids:
+            cur.execute(
+                "INSERT INTO audit_findings (audit_run_id, item_id, agent, agent_version, severity) "
+                "VALUES (%s, %s, 'structure', '1', 'pass')",
+                (run, item_id),
+            )
+        cur.execute(
+            "INSERT INTO anchor_imports (spec, discipline, file_name, content_hash, is_example, k_total) "
+            "VALUES (%s, 'geo', 'anchors.yaml', 'c', true, 2) RETURNING import_id",
+            (spec,),
+        )
+        import_id = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO selections (spec, discipline, target, import_id, method, k_total, manual_review) "
+            "VALUES (%s, 'geo', 'items', %s, 'manual_review', 2, 'empty reference bank')",
+            (spec, import_id),
+        )
+
+    def released(include: bool) -> list[str]:
+        rows = db.query("SELECT item_id FROM released_items(%s, %s, false) ORDER BY item_id", (spec, include))
+        return [r["item_id"] for r in rows]
+
+    assert released(False) == [] and released(True) == ids[:2]
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("UPDATE selections SET import_id = NULL WHERE spec = %s", (spec,))
+    assert released(True) == ids
+    drop_spec(db, spec)
