@@ -494,5 +494,12 @@ def funnel_section(s: ReleaseSummary) -> str:
         f"- **From import to release.** {totals['imported']} imported from an item bank and {totals['generated']} "
         f"generated -> {totals['audited']} audited -> {totals['dropped']} dropped by the audit -> "
         f"{totals['selected']} selected -> {totals['released']} released, in {with_items} of {table.height} "
-        "disciplines. Every item's fate and reason: `data/item_outcomes.parquet`.\n\n" + _markdown(table)
+        "disciplines. Every item's fate and reason: `data/item_outcomes.parquet`."
+        + (
+            ""
+            if s.table("leaderboard").height
+            else " No model answered a released item: this release has no leaderboard."
+        )
+        + "\n\n"
+        + _markdown(table)
     )
