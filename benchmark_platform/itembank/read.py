@@ -24,10 +24,14 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 class ItemBankError(ValueError):
     """Bad item-bank input: `path`, `row` (0 when the file as a whole is wrong) and `field` locate it."""
 
-    def __init__(self, path: Path, row: int, field_name: str | None, message: str) -> None:
+    def __init__(self, path: Path, row: int, field_name: str | None, message: str, stage: str = "") -> None:
         self.path, self.row, self.field, self.message = path, row, field_name, message
         where = f"{path}:{row}" if row else str(path)
-        super().__init__(f"{where}: {f'field {field_name!r}: ' if field_name else ''}{message}")
+        prefix = f"{stage}: " if stage else ""  # the stage that read the file, e.g. bank_items[geography]
+        super().__init__(f"{prefix}{where}: {f'field {field_name!r}: ' if field_name else ''}{message}")
+
+    def in_stage(self, stage: str) -> ItemBankError:
+        return ItemBankError(self.path, self.row, self.field, self.message, stage)
 
 
 @dataclass(frozen=True)
