@@ -75,4 +75,21 @@ def _drop(args: argparse.Namespace) -> int:
             return 1
     deleted = drop_spec(db, name)
     print(f"dropped spec {name}: {sum(deleted.values())} rows ({', '.join(f'{t} {n}' for t, n in deleted.items())})")
+    wiped = _wipe_dagster_assets(name)
+    print(f"wiped Dagster's materialisation history of {wiped} assets of {name} (a later run rebuilds them)")
     return 0
+
+
+def _wipe_dagster_assets(name: str) -> int:
+    """Dagster's records of the spec's assets (keys `<spec>/...`): with the rows gone, they must not claim the data is
+    materialised and current. Dagster loads only here, after the rows are dropped."""
+    import dagster as dg
+
+    from benchmark_platform.cli.run import prepare_environment
+
+    prepare_environment()
+    with dg.DagsterInstance.get() as instance:
+        keys = list(instance.get_asset_keys(prefix=[name]))
+        if keys:
+            instance.wipe_assets(keys)
+    return len(keys)

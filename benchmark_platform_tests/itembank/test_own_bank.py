@@ -213,13 +213,18 @@ def test_an_item_that_moves_category_follows_and_two_specs_share_a_bank_file(db,
 
 
 def test_spec_drop_asks_for_confirmation(db, tmp_path, capsys, monkeypatch):
+    # `spec drop` exports what Dagster reads (prepare_environment): set here, so the test leaves the environment as it was
+    for name in ("BENCHMARK_PLATFORM_DAGSTER_DATABASE_URL", "DAGSTER_HOME", "DAGSTER_DISABLE_TELEMETRY"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))
     monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", db.url)
     import_discipline(db, "own_drop", tmp_path, config(write_csv(tmp_path / "items.csv", bank_rows())), "geo")
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["spec", "drop", "own_drop"]) == 2
     assert "needs confirmation: rerun with --yes" in capsys.readouterr().err and stored(db, "own_drop")
     assert main(["spec", "drop", "own_drop", "--yes"]) == 0
-    assert capsys.readouterr().out.startswith("dropped spec own_drop: 12 rows") and not stored(db, "own_drop")
+    out = capsys.readouterr().out
+    assert out.startswith("dropped spec own_drop: 12 rows") and not stored(db, "own_drop")
+    assert "wiped Dagster's materialisation history of 0 assets of own_drop" in out
 
 
 def test_recorded_answers_follow_the_key_rule(tmp_path):
