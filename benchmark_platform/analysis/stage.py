@@ -21,7 +21,20 @@ from benchmark_platform.store import Database
 
 
 class NoAnswersError(LookupError):
-    """Nothing to analyse: the spec has no stored evaluation answers."""
+    """Nothing to analyse: no stored evaluation answer on a released item (the stored analyses are cleared)."""
+
+
+ACCURACY_SCHEMA = {
+    "grouping": pl.String,
+    "group_value": pl.String,
+    "model": pl.String,
+    "n_items": pl.Int64,
+    "accuracy": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "rank": pl.Int64,
+    "unparsed_answers": pl.Int64,
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,13 @@ def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) 
     """Replace the spec's analyses with those of its stored answers."""
     answers = load_answers(db, spec.name, spec.release.include_manual_review, spec.release.require_review_approval)
     if answers.is_empty():
-        raise NoAnswersError(f"{spec.name}: no evaluation answers stored; materialise evaluation_answers first")
+        # a valid state (nothing released, or every discipline in manual review): an earlier run's analyses must not
+        # be released beside it, so they are cleared before the caller is told
+        store_analysis(db, spec.name, AnalysisReport(pl.DataFrame(schema=ACCURACY_SCHEMA)))
+        raise NoAnswersError(
+            f"{spec.name}: no evaluation answers on released items (no item released, or every discipline went to "
+            "manual review): no leaderboard"
+        )
     generator_families = {m.name: m.family for m in spec.models}  # the gateway's model configs
     items = load_item_attributes(
         db,

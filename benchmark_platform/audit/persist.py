@@ -12,7 +12,7 @@ from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
 from benchmark_platform.audit.goldsheet import GoldCandidate
 from benchmark_platform.audit.grounding import ProofFact, from_generation
-from benchmark_platform.audit.policy import Action
+from benchmark_platform.audit.policy import HUMAN_KEY_RUBRIC, Action, KeyRating
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
@@ -33,6 +33,7 @@ __all__ = [
     "store_calibration",
     "store_gold_sheet",
     "store_gold_sheets",
+    "load_key_ratings",
 ]
 
 OPTIONS_BY_FORMAT = {"mcq4": 4, "pseudo_mcq10": 10}
@@ -435,3 +436,17 @@ def load_advisory(db: Database, spec_name: str) -> set[str]:
         r["agent"]
         for r in db.query("SELECT DISTINCT agent FROM audit_calibrations WHERE spec = %s AND advisory", (spec_name,))
     }
+
+
+def load_key_ratings(db: Database, spec_name: str, item_ids: Sequence[str], sheets: Sequence[str]) -> list[KeyRating]:
+    """Human ratings of the items' keys (rubric `answer_correct`): gold rows naming a stored item by its id, and rows
+    of the sheets the spec names (audit.gold_sheets) naming a bank item by its upstream id (the author's own id)."""
+    rows = db.query(
+        """SELECT i.item_id, g.sheet, g.reviewer, g.rating FROM items i
+           LEFT JOIN item_bank_rows b ON b.item_id = i.item_id
+           JOIN gold_labels g ON g.rubric = %s
+                AND (g.item_ref = i.item_id OR (g.item_ref = b.upstream_id AND g.sheet = ANY(%s)))
+           WHERE i.spec = %s AND i.item_id = ANY(%s) ORDER BY i.item_id, g.sheet, g.reviewer""",
+        (HUMAN_KEY_RUBRIC, list(sheets), spec_name, list(item_ids)),
+    )
+    return [KeyRating(r["item_id"], r["sheet"], r["reviewer"], float(r["rating"])) for r in rows]

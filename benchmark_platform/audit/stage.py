@@ -19,12 +19,13 @@ from benchmark_platform.audit.persist import (
     load_audit_items,
     load_calibration,
     load_gold,
+    load_key_ratings,
     load_latest_findings,
     load_previous,
     store_audit,
     store_calibration,
 )
-from benchmark_platform.audit.policy import Action, apply_policy
+from benchmark_platform.audit.policy import Action, apply_policy, human_vetoes, with_vetoes
 from benchmark_platform.audit.pool import (
     C1_DISTRACTOR_DIFFICULTY,
     D2_DEDUP_CALIBRATION,
@@ -86,8 +87,9 @@ async def audit_discipline(
     ctx.answers = _answers(db, spec, discipline, items)
     outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
     calibration = load_calibration(db, spec.name)
-    actions = apply_policy(outcome.findings, spec.audit, advisory_agents(calibration))
-    digest = _digest(spec, items, agents, ctx.answers, calibration)
+    vetoes = _human_vetoes(db, spec, items)
+    actions = with_vetoes(apply_policy(outcome.findings, spec.audit, advisory_agents(calibration)), vetoes)
+    digest = _digest(spec, items, agents, ctx.answers, calibration, vetoes)
     run_id, new = store_audit(
         db,
         spec.name,
@@ -113,17 +115,21 @@ def _digest(
     agents: Sequence[AnyAgent],
     answers: list[Answer],
     calibration: Sequence[KappaRow] = (),
+    vetoes: Sequence[Action] = (),
 ) -> str:
-    """The audit run's identity: items (with their facts), agent versions, settings, the answers K3/D1 read, and
-    the calibration the policy applies (issue 31: the advisory set and the kappa rows that decided it, so gold labels
+    """The audit run's identity: items (with their facts), agent versions, settings, the answers K3/D1 read, the
+    calibration the policy applies (issue 31: the advisory set and the kappa rows that decided it, so gold labels
     imported after an audit make a new run with the policy re-applied, instead of reusing the earlier run's
-    actions)."""
+    actions), and the human vetoes when there are any (issue 32: a new rating gives a new run; without any the
+    identity is unchanged)."""
+    extra = json.dumps([(v.item_id, v.reason) for v in vetoes]) if vetoes else ""
     return inputs_hash(
         items,
         agents,
         settings_digest(spec)
         + json.dumps(sorted((a.item_id, a.model, a.correct) for a in answers))
-        + calibration_digest(calibration),
+        + calibration_digest(calibration)
+        + extra,
     )
 
 
@@ -142,6 +148,11 @@ def calibration_digest(rows: Sequence[KappaRow]) -> str:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def _human_vetoes(db: Database, spec: BenchmarkSpec, items: Sequence[AuditItem]) -> list[Action]:
+    """Items whose key the spec's human raters marked wrong (issue 32, OenoBench 4.3): dropped with the rating."""
+    return human_vetoes(load_key_ratings(db, spec.name, [i.item_id for i in items], spec.audit.gold_sheets))
 
 
 @dataclass(frozen=True)
@@ -165,7 +176,7 @@ def pending_audit(db: Database, spec: BenchmarkSpec, discipline: str) -> Pending
     if not items:
         return None
     answers = _answers(db, spec, discipline, items)
-    digest = _digest(spec, items, AGENTS, answers, load_calibration(db, spec.name))
+    digest = _digest(spec, items, AGENTS, answers, load_calibration(db, spec.name), _human_vetoes(db, spec, items))
     if audit_run_exists(db, spec.name, discipline, digest):
         return None
     _, previous = load_previous(db, spec.name, discipline)

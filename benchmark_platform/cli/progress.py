@@ -31,9 +31,13 @@ def benchmark_summary(db: Database, spec: BenchmarkSpec, release_path: str | Non
         "   items: " + ", ".join(f"{r['discipline']} {r['n']}" for r in counts),
     ]
     if manual:
+        # release.include_manual_review ships their audit survivors (up to K_d where the anchors gave one)
+        status = "released on request" if spec.release.include_manual_review else "not released"
         lines.append(
-            "   manual review (not released): " + "; ".join(f"{r['discipline']}: {r['manual_review']}" for r in manual)
+            f"   manual review ({status}): " + "; ".join(f"{r['discipline']}: {r['manual_review']}" for r in manual)
         )
+    if not board:
+        lines.append("   no leaderboard: no evaluation answer on a released item (see the datasheet)")
     for r in board[:top]:
         lines.append(_board_line(r))
     # issue 31: every configuration with missing answers is shown with its answered count, wherever it ranks

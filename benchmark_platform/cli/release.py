@@ -22,14 +22,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "rebuild", help="re-materialise a kept release from its recorded inputs and prove the files byte-identical"
     )
     rebuild.add_argument("version", help="e.g. v0.1")
-    rebuild.add_argument("--spec", default=DEFAULT_SPEC, help="spec name (the folder under the releases root)")
+    rebuild.add_argument(
+        "--spec", default=DEFAULT_SPEC, help="spec name (the folder under the releases root) or the path of its .yaml"
+    )
     rebuild.add_argument("--root", type=Path, default=RELEASES_DIR, help="releases root")
     rebuild.set_defaults(handler=_rebuild)
 
     diff = commands.add_parser("diff", help="items added, removed and changed between two releases")
     diff.add_argument("old", help="a release folder, or a version of --spec under --root")
     diff.add_argument("new", help="a release folder, or a version of --spec under --root")
-    diff.add_argument("--spec", default=DEFAULT_SPEC)
+    diff.add_argument("--spec", default=DEFAULT_SPEC, help="spec name or the path of its .yaml")
     diff.add_argument("--root", type=Path, default=RELEASES_DIR)
     diff.set_defaults(handler=_diff)
 
@@ -43,9 +45,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     view.set_defaults(handler=_view)
 
 
+def _spec_ref(ref: str) -> tuple[str, Path | None]:
+    """(spec name, its folder) of `--spec`: a bundled name (folder None: the release's recorded one), or the path of
+    a spec .yaml, read for its name (a release is kept under the spec's name, wherever the spec lives)."""
+    if Path(ref).suffix not in {".yaml", ".yml"}:
+        return ref, None
+    from benchmark_platform.spec import load_spec
+
+    spec = load_spec(ref)
+    return spec.name, spec.directory
+
+
 def _release_dir(ref: str, spec: str, root: Path) -> Path:
     path = Path(ref)
-    return path if path.is_dir() else root / spec / ref
+    return path if path.is_dir() else root / _spec_ref(spec)[0] / ref
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -79,14 +92,17 @@ def _rebuild(args: argparse.Namespace) -> int:
     from benchmark_platform.defs.common import DatabaseResource
     from benchmark_platform.defs.release.rebuild import rebuild_release
 
-    directory = args.root / args.spec / args.version
+    name, spec_directory = _spec_ref(args.spec)
+    directory = args.root / name / args.version
     if not (directory / "manifest.json").is_file():
         print(f"error: no kept release at {directory} (see `benchmark-platform release list`)", file=sys.stderr)
         return 2
     url = prepare_environment()
     try:
         with dg.DagsterInstance.get() as instance:
-            report = rebuild_release(directory, instance, {"database": DatabaseResource(url=url)})
+            report = rebuild_release(
+                directory, instance, {"database": DatabaseResource(url=url)}, spec_directory=spec_directory
+            )
     except ValueError as exc:  # the kept release does not verify, or its spec no longer fits this code
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -101,7 +117,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     for difference in report.differences:
         print(f"DIFF {difference}")
     print(
-        f"{args.spec} {args.version}: {report.files} files "
+        f"{name} {args.version}: {report.files} files "
         + ("rebuilt byte-identical" if report.identical else f"differ in {len(report.differences)} places")
     )
     return 0 if report.identical else 1

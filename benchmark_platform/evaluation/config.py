@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
 
+from benchmark_platform.itembank.config import ItemBankConfig
+
 
 class ConfigTraits(BaseModel):
     """What the analyses need to know about an evaluated configuration besides its answers."""
@@ -30,12 +32,21 @@ class SlateEntry(ConfigTraits):
 class ResultsImport(ConfigTraits):
     """Per-item results produced elsewhere on this benchmark's items, imported as an evaluation run."""
 
-    format: Literal["mmlu_pro_outputs", "lm_eval_samples", "inspect_log", "results_parquet"]
+    format: Literal["mmlu_pro_outputs", "lm_eval_samples", "inspect_log", "results_parquet", "answers_csv"]
     path: Path  # relative to the spec's directory
     model: str | None = None  # configuration name; default: the name the file records
     family: str | None = None  # vendor family, for self-preference
     item_key: str | None = None  # lm-eval: the doc field holding our item id (default doc_id)
     item_bank: str | None = None  # the file's item ids are this item bank's upstream ids (item id `<bank>-<id>`)
+    # answers_csv (columns model, id, answer; optional sample): each answer is one option letter (or index, as the
+    # bank's answer_format), or exactly this marker for "the model gave no answer" (scored wrong, counted unparsed);
+    # anything else is an error naming the row. Scored against the spec's item bank (`item_bank` required).
+    no_answer: str = ""
+    encoding: str = "utf-8"  # answers_csv's text encoding (as item_bank.encoding)
+    # Filled by the spec from its item_bank (never written in a spec): what the bank's item ids start with
+    # (itembank.config.bank_item_prefix), and the bank itself, which answers_csv is scored against.
+    item_prefix: str | None = None
+    bank: ItemBankConfig | None = None
 
 
 class EvaluationConfig(BaseModel):

@@ -319,10 +319,12 @@ def read_results_import(entry: ResultsImport, base_dir: Path) -> pl.DataFrame:
         frame = read_lm_eval_samples(path, model=entry.model, item_key=entry.item_key)
     elif entry.format == "results_parquet":
         frame = read_results_parquet(path)
+    elif entry.format == "answers_csv":
+        frame = read_answers_csv(entry, path, base_dir)
     else:
         frame = read_inspect_log(path)
     if entry.item_bank:
-        frame = frame.with_columns(item_id=pl.lit(f"{entry.item_bank}-") + pl.col("item_id"))
+        frame = frame.with_columns(item_id=pl.lit(entry.item_prefix or f"{entry.item_bank}-") + pl.col("item_id"))
     return frame.with_columns(model=pl.lit(entry.model)) if entry.model else frame
 
 
@@ -360,3 +362,51 @@ def read_results_parquet(path: Path) -> pl.DataFrame:
     except Exception as exc:
         raise ValueError(f"{path}: not a readable Parquet file ({exc})") from None
     return validate_results(frame, str(path))
+
+
+ANSWERS_CSV_COLUMNS = ("model", "id", "answer")  # and optionally `sample` (0-based draw of avg@k)
+
+
+def read_answers_csv(entry: ResultsImport, path: Path, base_dir: Path) -> pl.DataFrame:
+    """Recorded model answers on the spec's own bank (README "Your own bank"): one row per model, bank item id (the
+    bank's upstream id) and answer, scored against the bank's key. An answer is exactly one option letter (or index,
+    as the bank's answer_format) of that item, or the entry's `no_answer` marker (scored wrong, unparsed); anything
+    else, an unknown id or model/id given twice, stops with one error naming the row."""
+    from benchmark_platform.itembank.read import csv_records, decode_text, parse_key, read_item_bank
+
+    if entry.bank is None:
+        raise ValueError(f"{path}: answers_csv needs the spec's item bank (evaluation.imports[].item_bank)")
+    bank = {item.upstream_id: item for item in read_item_bank(entry.bank, base_dir).items}
+    rows: list[dict[str, Any]] = []
+    for line, record in csv_records(path, decode_text(path, path.read_bytes(), entry.encoding)):
+        missing = [c for c in ANSWERS_CSV_COLUMNS if record.get(c) is None]
+        if missing:
+            raise ValueError(f"{path}:{line}: missing column {missing[0]!r} (columns: model, id, answer[, sample])")
+        model, item_id, answer = (str(record[c]) for c in ANSWERS_CSV_COLUMNS)
+        item = bank.get(item_id.strip())
+        if item is None:
+            raise ValueError(f"{path}:{line}: field 'id': {item_id!r} is not an id of the bank {entry.bank.path}")
+        sample = (record.get("sample") or "0").strip()
+        if not sample.isdigit():
+            raise ValueError(f"{path}:{line}: field 'sample': {sample!r} is not a draw index 0, 1, ...")
+        if answer == entry.no_answer:
+            prediction = None
+        else:
+            index = parse_key(answer, len(item.options), entry.bank.answer_format)
+            if isinstance(index, str):
+                marker = f"or the no-answer marker {entry.no_answer!r} (evaluation.imports[].no_answer)"
+                raise ValueError(f"{path}:{line}: field 'answer': {index}, {marker}")
+            prediction = LETTERS[index]  # predictions are option letters, whatever the bank's key format
+        rows.append(
+            {
+                "model": model.strip(),
+                "item_id": item.upstream_id,
+                "discipline": item.discipline,
+                "sample": int(sample),
+                "prediction": prediction,
+                "correct": prediction == LETTERS[item.answer_index],
+            }
+        )
+    if not rows:
+        raise ValueError(f"{path}: no answers")
+    return _frame(rows, str(path))

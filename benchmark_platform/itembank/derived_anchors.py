@@ -1,10 +1,10 @@
 """Anchors DERIVED from an item bank, for banks that come without expert anchors (e.g. MMLU-Pro). Not
 expert-elicited: every folder written here says so (`is_example: true` and a note starting with "DERIVED").
 
-Per category: 5 random items as A_d; item labels (60 in-category positives, 60 other-category negatives); pair labels
-(same-source pairs y_T = 1, cross-category pairs y_T = 0, perturbed copies y_T = y_U = 1); strata by source family
-with quotas 0.8-1.2 x the family's share of K_d. `python -m benchmark_platform.itembank.derived_anchors SPEC TOTAL`
-rewrites the spec's anchors/<discipline>/ folders from its bank, K_d being each category's share of TOTAL.
+Per category: 5 random items as A_d (a third of a category under 15 items, at least 1); item labels (up to 60
+in-category positives, 60 other-category negatives); pair labels (same-source pairs y_T = 1, cross-category pairs
+y_T = 0, perturbed copies y_T = y_U = 1); strata by the bank's stratum key with quotas 0.8-1.2 x the stratum's share
+of K_d (lower quotas 0 under 25 items: a small category's audit may leave a stratum empty). Any category size works.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,12 @@ import polars as pl
 import yaml
 
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+
+USAGE = """Rewrite a spec's anchors/<discipline>/ folders with anchors DERIVED from its item bank (not
+expert-elicited; the files say so). K_d is each category's share of TOTAL (largest remainder), capped by the
+category's size. Example: python -m benchmark_platform.itembank.derived_anchors examples/my_bank/spec.yaml 20"""
+
+SMALL_CATEGORY = 25  # fewer items: lower quotas 0, fewer anchor items
 
 DERIVED_NOTE = "DERIVED from the item bank by benchmark_platform/itembank/derived_anchors.py; not expert-elicited."
 
@@ -56,18 +63,22 @@ def derive_anchor_set(
     `items` has question_id, question, category, src for every category (negatives come from the others)."""
     own = items.filter(pl.col("category") == category)
     other = items.filter(pl.col("category") != category)
+    if own.height == 0:
+        raise ValueError(f"category {category!r} has no items")
     order = rng.permutation(own.height)
-    anchor_rows = own[order[:5]]
-    pool = own[order[5:]]
-    families = pool["src"].map_elements(_family, return_dtype=pl.String)
+    n_anchors = 5 if own.height >= 15 else max(1, own.height // 3)
+    anchor_rows = own[order[:n_anchors]]
+    pool = own[order[n_anchors:]]
+    small = own.height < SMALL_CATEGORY
+    stratified = pool if pool.height else own  # a one-item category: its anchor item is its stratum
+    families = stratified["src"].map_elements(_family, return_dtype=pl.String)
     shares = families.value_counts().sort("src")
     strata = []
     for name, count in shares.iter_rows():
-        expected = k_total * count / pool.height
+        expected = k_total * count / stratified.height
+        lower = 0 if small else min(count, int(0.8 * expected))
         strata.append(
-            Stratum(
-                name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1
-            )
+            Stratum(name=name, omega=count / stratified.height, lower=lower, upper=math.ceil(1.2 * expected) + 1)
         )
     names = {s.name for s in strata}
     anchor_items = [
@@ -97,9 +108,10 @@ def derive_anchor_set(
     for group in by_src.values():
         for a, b in zip(group[::2], group[1::2], strict=False):
             pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=1, y_U=0))
-    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=True):
+    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=False):  # a small bank has fewer of either
         pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=0, y_U=0))
-    for r in pos[20:40]:
+    start = min(20, len(pos) // 2)  # a small category: copies of its second half (y_U needs both labels)
+    for r in pos[start : start + 20]:
         copy_id = f"q{r['question_id']}_copy"
         labels.append(LabelledItem(id=copy_id, text=_perturb(r["question"], rng), src=r["src"], y_A=1))
         pairs.append(PairLabel(q=f"q{r['question_id']}", u=copy_id, y_T=1, y_U=1))
@@ -150,27 +162,47 @@ def write_anchor_folder(anchors: AnchorSet, folder: Path, discipline: str) -> No
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmark_platform.itembank.derived_anchors",
+        description=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("spec", help="a bundled spec name or the path of a spec .yaml with an item_bank")
+    parser.add_argument("total", type=int, help="items to select over all categories (K, split into K_d)")
+    parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
+    args = parser.parse_args()
+    try:
+        return _derive(args.spec, args.total, args.seed)
+    except ValueError as exc:  # SpecError, ItemBankError: one line naming the file
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+
+
+def _derive(spec_name: str, total: int, seed: int | None) -> int:
     from benchmark_platform.itembank.run import load_bank
     from benchmark_platform.spec import load_spec
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec")
-    parser.add_argument("total", type=int)
-    parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
-    args = parser.parse_args()
-    spec = load_spec(args.spec)
+    spec = load_spec(spec_name)
     if spec.item_bank is None:
-        raise SystemExit(f"spec {spec.name} has no item_bank")
+        raise ValueError(f"{spec.directory}: spec {spec.name} has no item_bank")
+    if total < 1:
+        raise ValueError(f"TOTAL must be at least 1, got {total}")
     bank = load_bank(spec.item_bank, spec.directory)
     items = pl.DataFrame(
         [
-            {"question_id": b.upstream_id, "question": b.question, "category": b.discipline, "src": b.source}
+            # src: the bank's source, else its stratum key (the category), so every derived stratum has a name
+            {
+                "question_id": b.upstream_id,
+                "question": b.question,
+                "category": b.discipline,
+                "src": b.source or b.stratum_key,
+            }
             for b in bank.items
         ]
     )
     sizes = dict(items.group_by("category").len().sort("category").iter_rows())
-    quotas = largest_remainder(sizes, args.total)
-    rng = np.random.default_rng(spec.seed if args.seed is None else args.seed)
+    quotas = {c: max(1, min(n, sizes[c])) for c, n in largest_remainder(sizes, total).items()}
+    rng = np.random.default_rng(spec.seed if seed is None else seed)
     for discipline in spec.discipline_keys:
         if discipline not in sizes:
             continue

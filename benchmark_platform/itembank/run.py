@@ -25,24 +25,25 @@ class BankImport:
 
 
 @lru_cache(maxsize=4)
-def _cached(config_json: str, path: Path, mtime_ns: int, size: int) -> BankFile:
+def _cached(config_json: str, spec: str | None, path: Path, mtime_ns: int, size: int) -> BankFile:
     """Partitions of one run read the same file: validate it once per content (path, mtime, size)."""
-    return read_item_bank(ItemBankConfig.model_validate_json(config_json), path.parent)
+    return read_item_bank(ItemBankConfig.model_validate_json(config_json), path.parent, spec)
 
 
-def load_bank(config: ItemBankConfig, base_dir: Path) -> BankFile:
+def load_bank(config: ItemBankConfig, base_dir: Path, spec: str | None = None) -> BankFile:
+    """The validated bank; item ids are the spec's (`bank_item_prefix`), `<bank id>-<upstream id>` without one."""
     path = bank_path(config, base_dir)
     if not path.is_file():
-        return read_item_bank(config, base_dir)  # raises the named error
+        return read_item_bank(config, base_dir, spec)  # raises the named error
     stat = path.stat()
     absolute = config.model_copy(update={"path": path})
-    return _cached(absolute.model_dump_json(), path, stat.st_mtime_ns, stat.st_size)
+    return _cached(absolute.model_dump_json(), spec, path, stat.st_mtime_ns, stat.st_size)
 
 
 def import_discipline(
     db: Database, spec_name: str, base_dir: Path, config: ItemBankConfig, discipline: str
 ) -> BankImport:
-    bank = load_bank(config, base_dir)
+    bank = load_bank(config, base_dir, spec_name)
     mine = bank.for_discipline(discipline)
     counts = store_bank_items(db, spec_name, discipline, config, bank, mine)
     return BankImport(

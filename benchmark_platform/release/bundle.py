@@ -126,8 +126,11 @@ def assemble(
     files: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     open_tables: dict[str, tuple[str, pl.DataFrame, str, str]] = {}
+    sealed_outcomes = None
     for table in sorted(tables, key=lambda t: t.name):
         frame, sealed = _split(table.sorted_frame(), test_ids, dev_facts, test_facts)
+        if table.name == "item_outcomes":
+            sealed_outcomes = sealed  # the datasheet counts sealed items too
         if sealed is not None:
             assert test_key  # checked above: a test share needs a key
             path = f"sealed/{table.name}.parquet.fernet.json"
@@ -160,6 +163,7 @@ def assemble(
         ),
         release.include_manual_review,
         min_answered_share=spec.analysis.min_answered_share,
+        sealed_outcomes=sealed_outcomes,
     )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))
     records = mcq_records(open_tables["items"][1], open_tables["options"][1])

@@ -24,6 +24,7 @@ class ReleaseSummary:
     spec_notes: tuple[str, ...] = ()  # what the spec configured per stage (models named, fallbacks chosen)
     include_manual_review: bool = False
     min_answered_share: float = 0.5  # analysis.min_answered_share: the leaderboard's ranking rule (issue 31)
+    sealed_outcomes: pl.DataFrame | None = None  # item_outcomes rows of the sealed test split (None: nothing sealed)
 
     def table(self, name: str) -> pl.DataFrame:
         return self.tables.get(name, pl.DataFrame())
@@ -62,9 +63,11 @@ class ReleaseSummary:
             if key not in set(self.items["discipline"].to_list() if self.items.height else [])
         ]
         if empty:
+            why = dict(funnel_table(self).select("discipline", "why none released").iter_rows())
             notes.append(
-                f"Disciplines without released items: {', '.join(empty)} (no template produced questions "
-                "from their facts); coverage of the taxonomy is uneven."
+                "Disciplines without released items: "
+                + "; ".join(f"{key} ({why.get(key) or 'no item'})" for key in empty)
+                + "; coverage of the taxonomy is uneven."
             )
         if self.evaluated_models and set(self.evaluated_models) <= {"random-baseline"}:
             notes.append(
@@ -384,6 +387,11 @@ def post_evaluation_audit(s: ReleaseSummary) -> str:
     )
 
 
+def _with_items(s: ReleaseSummary) -> int:
+    """Disciplines with at least one released item (open or sealed)."""
+    return int((funnel_table(s)["released"] > 0).sum())
+
+
 def _origin(s: ReleaseSummary) -> str:
     if s.items.height and s.imported_items == s.items.height:
         return "its provenance in the item bank (`data/item_provenance.parquet`)"
@@ -446,13 +454,14 @@ release's own tables.
   run of every upstream asset partition.
 
 ## Composition
-- **Instances.** {items.height} multiple-choice questions over {len(s.disciplines)} disciplines; each has its options
+- **Instances.** {items.height} multiple-choice questions in {_with_items(s)} of the taxonomy's {len(s.disciplines)} disciplines; each has its options
   (`data/options.parquet`) and {_origin(s)}.
 - **Splits.** {split}
 - **Labels.** {"The correct option of each imported item is the key its bank gives." if s.imported_items else "The correct option of each item is the fact's value; explanations cite the fact. Every option's truth value (right, or wrong for this stem) is proven by stored facts, listed per option in `data/options.parquet` (`proving_fact_ids`) and checked by the audit's G1_grounding agent."}
 - **Per discipline.**
 
 {_markdown(per_discipline)}
+{funnel_section(s)}
 - **Per generation strategy.**
 
 {_markdown(per_strategy)}
@@ -504,3 +513,58 @@ release's own tables.
   rebuilds this version from its recorded inputs and proves the files byte-identical;
   `benchmark-platform release diff A B` lists added, removed and changed items.
 """
+
+
+# ---------------------------------------------------------------- issue 32: from import to release, per discipline
+
+FUNNEL = ("imported", "generated", "audited", "dropped", "selected", "released")
+
+
+def funnel_table(s: ReleaseSummary) -> pl.DataFrame:
+    """Per discipline of the taxonomy: items imported from the bank or generated, audited, dropped by the audit,
+    selected, released, from `data/item_outcomes` alone (with its sealed rows when a test split is sealed)."""
+    outcomes = s.table("item_outcomes")
+    if s.sealed_outcomes is not None and s.sealed_outcomes.height:
+        outcomes = pl.concat([outcomes, s.sealed_outcomes], how="vertical_relaxed")
+    rows = []
+    for key, _ in s.disciplines:
+        own = outcomes.filter(pl.col("discipline") == key) if outcomes.height else outcomes
+        counts = {
+            "imported": int((own["origin"] == "item_bank").sum()) if own.height else 0,
+            "generated": int((own["origin"] == "generated").sum()) if own.height else 0,
+            **{c: int(own[c].sum()) if own.height else 0 for c in ("audited", "dropped", "selected", "released")},
+        }
+        rows.append(
+            {"discipline": key, **counts, "why none released": _none_released(own) if not counts["released"] else ""}
+        )
+    schema = {"discipline": pl.String, **{c: pl.Int64 for c in FUNNEL}, "why none released": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _none_released(own: pl.DataFrame) -> str:
+    """Why a discipline released nothing, from its items' own reasons (the most common one, and how many share it)."""
+    if not own.height:
+        return "no item was imported or generated for it"
+    reasons = own.group_by("reason").len().sort(["len", "reason"], descending=[True, False])
+    reason, n = reasons.row(0)
+    return f"{reason} ({n} of {own.height} items)" if reasons.height > 1 else f"{reason} (all {n} items)"
+
+
+def funnel_section(s: ReleaseSummary) -> str:
+    """The datasheet's "From import to release" lines: the totals sentence and the per-discipline table."""
+    table = funnel_table(s)
+    totals = {c: int(table[c].sum()) for c in FUNNEL}
+    with_items = int((table["released"] > 0).sum())
+    return (
+        f"- **From import to release.** {totals['imported']} imported from an item bank and {totals['generated']} "
+        f"generated -> {totals['audited']} audited -> {totals['dropped']} dropped by the audit -> "
+        f"{totals['selected']} selected -> {totals['released']} released, in {with_items} of {table.height} "
+        "disciplines. Every item's fate and reason: `data/item_outcomes.parquet`."
+        + (
+            ""
+            if s.table("leaderboard").height
+            else " No model answered a released item: this release has no leaderboard."
+        )
+        + "\n\n"
+        + _markdown(table)
+    )

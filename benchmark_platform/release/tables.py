@@ -117,9 +117,12 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
     ),
     "item_provenance": ReleaseQuery(
         f"""{_RELEASED} SELECT b.item_id, b.bank_id, b.file_name, b.file_sha256, b.row_number, b.upstream_id,
-            b.category, b.source, b.licence, b.attribution FROM released r JOIN item_bank_rows b USING (item_id)""",
+            b.category, b.source, b.licence, b.attribution, b.metadata::text AS metadata
+            FROM released r JOIN item_bank_rows b USING (item_id)""",
         ("item_id",),
-        "Where each imported (item-bank) item came from: bank file and its sha256, row, upstream id, source, licence.",
+        "Where each imported (item-bank) item came from: bank file and its sha256, row, upstream id, source, licence, "
+        "and the author's own columns (`metadata`, JSON: the bank's metadata column and columns.keep); the author's "
+        "difficulty is the item's `difficulty` in data/items.",
     ),
     "selections": ReleaseQuery(
         """SELECT discipline, target, method, k_total, objective, upper_bound, certified_ratio, repairs,
@@ -138,6 +141,60 @@ RELEASE_QUERIES: dict[str, ReleaseQuery] = {
         "What the audit policy did to an item and why: drop (critical failure), relabel "
         "(difficulty, C4), disclose (closed-book slice, B2) or advise (a critical failure of an agent the gold-label "
         "calibration made advisory: a note, the item ships).",
+    ),
+    "item_outcomes": ReleaseQuery(
+        f"""WITH {_LATEST_AUDIT},
+            released AS (SELECT item_id FROM released_items(%(spec)s, %(include_manual_review)s,
+                                                           %(require_review_approval)s)),
+            audited AS (SELECT DISTINCT f.item_id FROM audit_findings f JOIN latest_audit a USING (audit_run_id)),
+            dropped AS (SELECT p.item_id, p.reason FROM audit_policy p JOIN latest_audit a USING (audit_run_id)
+                        WHERE p.action = 'drop'),
+            sel AS (SELECT discipline, k_total, manual_review, import_id, stratum_counts FROM selections
+                    WHERE spec = %(spec)s AND target = 'items'),
+            chosen AS (SELECT discipline, item_id FROM selected_items WHERE spec = %(spec)s),
+            survivors AS (SELECT i.discipline, count(*)::int AS n FROM items i JOIN audited USING (item_id)
+                          WHERE i.spec = %(spec)s AND NOT EXISTS (SELECT 1 FROM dropped d WHERE d.item_id = i.item_id)
+                          GROUP BY i.discipline)
+            SELECT i.item_id, i.discipline,
+                CASE WHEN b.item_id IS NOT NULL THEN 'item_bank' ELSE 'generated' END AS origin,
+                (u.item_id IS NOT NULL) AS audited, (d.item_id IS NOT NULL) AS dropped,
+                (c.item_id IS NOT NULL) AS selected, (r.item_id IS NOT NULL) AS released,
+                CASE
+                  WHEN r.item_id IS NOT NULL AND c.item_id IS NOT NULL THEN 'released: selected'
+                  WHEN r.item_id IS NOT NULL THEN 'released: manual-review discipline released on request ('
+                       || coalesce(m.manual_review, '') || ')'
+                  WHEN u.item_id IS NULL THEN 'not audited: the latest audit of its discipline did not see it'
+                  WHEN d.item_id IS NOT NULL THEN 'dropped by the audit: ' || d.reason
+                  WHEN m.discipline IS NULL THEN 'not selected: the discipline has no item selection'
+                  WHEN m.manual_review IS NOT NULL AND NOT %(include_manual_review)s THEN
+                       'not released: the discipline went to manual review (' || m.manual_review || ')'
+                  WHEN m.manual_review IS NOT NULL THEN
+                       'not released: manual-review discipline released up to its K_d=' || m.k_total
+                  WHEN c.item_id IS NOT NULL THEN 'not released: not approved by the expert review'
+                  WHEN cs.shortlisted IS FALSE THEN 'not selected: not shortlisted by support centrality'
+                  WHEN cs.stratum IS NOT NULL AND coalesce((m.stratum_counts ->> cs.stratum)::int, 0)
+                       >= st.upper_quota THEN 'not selected: stratum ' || quote_literal(cs.stratum)
+                       || ' upper quota U_h=' || st.upper_quota || ' reached'
+                  ELSE 'not selected: K_d=' || m.k_total || ' reached (' || m.k_total || ' of '
+                       || coalesce(v.n, 0) || ' audit survivors chosen)'
+                END AS reason
+            FROM items i
+            LEFT JOIN item_bank_rows b ON b.item_id = i.item_id
+            LEFT JOIN audited u ON u.item_id = i.item_id
+            LEFT JOIN dropped d ON d.item_id = i.item_id
+            LEFT JOIN chosen c ON c.item_id = i.item_id AND c.discipline = i.discipline
+            LEFT JOIN released r ON r.item_id = i.item_id
+            LEFT JOIN sel m ON m.discipline = i.discipline
+            LEFT JOIN survivors v ON v.discipline = i.discipline
+            LEFT JOIN centrality_scores cs ON cs.spec = i.spec AND cs.discipline = i.discipline
+                 AND cs.item_id = i.item_id AND cs.role = 'candidate'
+            LEFT JOIN anchor_strata st ON st.import_id = m.import_id AND st.name = cs.stratum
+            WHERE i.spec = %(spec)s""",
+        ("discipline", "item_id"),
+        "Every item of the spec (imported from the bank or generated) and what became of it: audited, dropped by "
+        "the audit (the agents and what they found), selected, released, and why in one sentence ('not selected: "
+        "K_d=5 reached', 'dropped by the audit: critical failure: A1_lexical_hygiene (vague terms: famous)', ...). "
+        "The datasheet's counts are computed from this table.",
     ),
     "evaluation_answers": ReleaseQuery(
         f"""{_RELEASED} SELECT e.model, e.kind, a.item_id, a.sample_index, a.predicted_index, a.correct,

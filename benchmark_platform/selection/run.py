@@ -23,7 +23,7 @@ from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.selection.persist import audited_item_candidates, write_selection
 from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select
-from benchmark_platform.selection.problem import SelectionResult
+from benchmark_platform.selection.problem import InfeasibleSelectionError, SelectionResult
 from benchmark_platform.selection.response import ResponseMatrix, responses_from_results, select_with_responses
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
@@ -134,14 +134,23 @@ def select_items(
     if responses is not None:
         log(f"{discipline}: {len(responses.models)} models' imported answers enter the selection; held-out validation")
     # One BLAS thread: the same inputs give the same floating-point sums, hence the same set and figures every run.
-    with single_threaded_blas():
-        result, response = select_with_responses(
-            problem,
-            responses,
-            spec.selection.response,
-            lambda p: select(p, params),
-            zlib.crc32(f"{spec.seed}:{discipline}".encode()),
+    try:
+        with single_threaded_blas():
+            result, response = select_with_responses(
+                problem,
+                responses,
+                spec.selection.response,
+                lambda p: select(p, params),
+                zlib.crc32(f"{spec.seed}:{discipline}".encode()),
+            )
+    except InfeasibleSelectionError as exc:  # name the stage, the discipline and the file whose quota cannot be met
+        where = f"field 'lower' of stratum {exc.stratum!r}" if exc.stratum else f"(K_d from {folder / 'anchors.yaml'})"
+        what = str(exc).removeprefix(f"stratum {exc.stratum!r}: ")
+        error = InfeasibleSelectionError(
+            "", f"selected_items[{discipline}]: {folder / 'strata.csv'} {where}: {what} (audit survivors: {problem.n})"
         )
+        error.stratum = exc.stratum
+        raise error from exc
     write_selection(db, spec.name, discipline, "items", problem.k, import_id, result, response=response)
     return SelectionOutcome(
         discipline,

@@ -77,7 +77,8 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC, include_roots: Sequence[P
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: a spec is a YAML mapping, got {type(raw).__name__}")
     try:
-        return BenchmarkSpec.model_validate({**raw, "directory": path.parent})
+        # absolute: every path in a spec is relative to the spec's own folder, whatever the current directory
+        return BenchmarkSpec.model_validate({**raw, "directory": path.parent.resolve()})
     except ValidationError as exc:
         problems = validation_problems(exc)
         raise SpecError(f"{path}: invalid spec: {'; '.join(problems)}", [f"{path}: {p}" for p in problems]) from None

@@ -17,7 +17,7 @@ from benchmark_platform.evaluation.config import EvaluationConfig
 from benchmark_platform.facts.config import FactsConfig
 from benchmark_platform.generation.config import GenerationConfig
 from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.itembank.config import ItemBankConfig
+from benchmark_platform.itembank.config import ItemBankConfig, bank_item_prefix
 from benchmark_platform.keys import slug
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.release.config import ReleaseConfig
@@ -97,7 +97,15 @@ class BenchmarkSpec(BaseModel):
     def _references_exist(self) -> BenchmarkSpec:
         if problems := self._cross_section_problems():
             raise SpecReferenceError(problems)
+        self._link_bank_imports()
         return self
+
+    def _link_bank_imports(self) -> None:
+        """Imports of the spec's own bank learn its item-id prefix and the bank (answers_csv is scored against it)."""
+        for i, entry in enumerate(self.evaluation.imports):
+            if entry.item_bank is not None and self.item_bank is not None:
+                prefix = bank_item_prefix(self.name, self.item_bank.id)
+                self.evaluation.imports[i] = entry.model_copy(update={"item_prefix": prefix, "bank": self.item_bank})
 
     def _cross_section_problems(self) -> list[tuple[str, str]]:
         """(field path, what is wrong) of every name one section uses that another section must define."""
@@ -124,6 +132,10 @@ class BenchmarkSpec(BaseModel):
             if entry.item_bank is not None and (self.item_bank is None or entry.item_bank != self.item_bank.id):
                 problems.append(
                     (f"evaluation.imports.{i}.item_bank", f"item bank {entry.item_bank!r} is not the spec's")
+                )
+            if entry.format == "answers_csv" and entry.item_bank is None:
+                problems.append(
+                    (f"evaluation.imports.{i}.item_bank", "answers_csv is scored against the item bank: name it")
                 )
         for where, source in [
             *((f"facts.templates.{i}.source", t.source) for i, t in enumerate(self.facts.templates)),

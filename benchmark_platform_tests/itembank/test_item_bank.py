@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from benchmark_platform.evaluation.importers import read_mmlu_pro_items
-from benchmark_platform.itembank.config import BankColumns, ItemBankConfig
+from benchmark_platform.itembank.config import BankColumns, ItemBankConfig, bank_item_prefix
 from benchmark_platform.itembank.read import ItemBankError
 from benchmark_platform.itembank.run import import_discipline
 from benchmark_platform.store import Database
@@ -88,7 +88,7 @@ def test_real_rows_round_trip_with_provenance(db: Database, real_rows, tmp_path,
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     first_line = 1
     for n, (row, original) in enumerate(zip(rows, real_rows, strict=True)):
-        assert row["item_id"] == f"{bank.id}-{original['question_id']}"
+        assert row["item_id"] == f"{bank_item_prefix(spec, bank.id)}{original['question_id']}"  # ids are per spec
         assert row["upstream_id"] == original["question_id"]
         assert row["question"] == original["question"]  # U+0085 and friends survive
         assert row["options"] == original["options"]

@@ -41,7 +41,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             try:
                 done = import_discipline(database.db, spec.name, spec.directory, bank, discipline)
             except ItemBankError as exc:
-                raise dg.Failure(str(exc)) from None  # one line naming file, row and field; nothing was written
+                staged = exc.in_stage(f"bank_items[{discipline}]")  # stage, file, row, field; nothing was written
+                raise dg.Failure(str(staged)) from staged
             context.log.info(f"{discipline}: {done.items} items from {done.file} (sha256 {done.sha256[:12]})")
             return dg.MaterializeResult(
                 metadata={

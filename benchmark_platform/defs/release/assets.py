@@ -118,6 +118,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             "dagster_run_id": context.run.run_id,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "code_revision": code_revision(),
+            # where the spec's files (bank, anchors, imports) live: `release rebuild` of a spec given by path
+            "spec_directory": str(spec.directory),
             "assets": upstream_provenance(context, spec),
         }
         directory = Path(release_directory.root) / spec.name / spec.release.version

@@ -46,11 +46,16 @@ class RebuildReport:
         return not self.differences
 
 
-def recorded_spec(directory: Path, code_revision: str | None) -> BenchmarkSpec:
-    """The spec a release was built from, with its bundled data folder resolved against the current checkout."""
+def recorded_spec(directory: Path, code_revision: str | None, spec_directory: Path | None = None) -> BenchmarkSpec:
+    """The spec a release was built from, with its data folder: `spec_directory` when given (a spec by path), else the
+    folder the release recorded (lineage.json `spec_directory`) when it still exists, else the bundled spec's."""
     data = json.loads((directory / "spec.json").read_text())
+    recorded = read_lineage(directory).get("spec_directory")
+    if spec_directory is None and isinstance(recorded, str) and Path(recorded).is_dir():
+        spec_directory = Path(recorded)
     try:
-        return BenchmarkSpec.model_validate({**data, "directory": load_spec(data["name"]).directory})
+        folder = spec_directory if spec_directory is not None else load_spec(data["name"]).directory
+        return BenchmarkSpec.model_validate({**data, "directory": folder})
     except ValidationError as exc:
         raise SpecError(
             f"{directory / 'spec.json'} no longer validates against this code ({exc.error_count()} "
@@ -60,7 +65,11 @@ def recorded_spec(directory: Path, code_revision: str | None) -> BenchmarkSpec:
 
 
 def rebuild_release(
-    directory: Path, instance: dg.DagsterInstance, resources: dict[str, Any], log: Callable[[str], None] = print
+    directory: Path,
+    instance: dg.DagsterInstance,
+    resources: dict[str, Any],
+    log: Callable[[str], None] = print,
+    spec_directory: Path | None = None,
 ) -> RebuildReport:
     """Re-materialise everything the release at `directory` was built from and compare the new files with it."""
     from benchmark_platform.defs import build_definitions
@@ -73,7 +82,7 @@ def rebuild_release(
             + "; ".join(problems[:5])
         )
     kept, kept_lineage = read_manifest(directory), read_lineage(directory)
-    spec = recorded_spec(directory, kept_lineage.get("code_revision"))
+    spec = recorded_spec(directory, kept_lineage.get("code_revision"), spec_directory)
     if spec_fingerprint(spec.model_dump_json()) != recorded_spec_sha256(directory):
         raise ValueError(f"{directory}/spec.json does not match the spec fingerprint in the manifest")
     recorded = kept_lineage.get("assets") or {}
