@@ -10,7 +10,7 @@ import polars as pl
 
 from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
-from benchmark_platform.analysis.run import OVERALL, AnalysisReport, analyse
+from benchmark_platform.analysis.run import ACCURACY_COVERAGE, OVERALL, AnalysisReport, analyse
 from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.evaluation.persist import spec_item_disciplines
 from benchmark_platform.evaluation.results import RESULT_COLUMNS
@@ -34,6 +34,7 @@ ACCURACY_SCHEMA = {
     "ci_high": pl.Float64,
     "rank": pl.Int64,
     "unparsed_answers": pl.Int64,
+    **{c: pl.Float64 if c.endswith(("accuracy", "ci_low", "ci_high")) else pl.Int64 for c in ACCURACY_COVERAGE},
 }
 
 
