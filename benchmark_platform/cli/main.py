@@ -40,6 +40,13 @@ LOST_DATABASE_HINT = (
 )
 
 
+_NO_ANSWER = ("timeout expired", "statement timeout")  # libpq's connect_timeout, the server's statement_timeout
+NO_ANSWER_HINT = (
+    "it did not answer within the timeout (store/settings.py; a URL's `connect_timeout=` or "
+    "`options=-c statement_timeout=` sets it); check the server (`benchmark-platform db status`), then rerun"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchmark-platform", description=__doc__)
     parser.add_argument(DEBUG_FLAG, action="store_true", help="show the traceback of a failure")
@@ -80,6 +87,8 @@ def expected_error(exc: BaseException) -> str | None:
     chain = list(_chain(exc))
     for current in chain:  # a lost database explains every later symptom, so it wins
         if _names(current) & _DATABASE_LOST:
+            if any(text in str(current) for text in _NO_ANSWER):
+                return f"the database does not answer ({_first_line(current)}): {NO_ANSWER_HINT}"
             return f"lost the database ({_first_line(current)}): {LOST_DATABASE_HINT}"
     for current in chain:
         names = _names(current)

@@ -107,7 +107,8 @@ def _serve(args: argparse.Namespace) -> int:
     db = _database()
     site = ReviewSite(spec=spec.name, seed=spec.seed, disciplines=tuple(spec.discipline_keys), config=spec.review)
     app = create_app(db, site, secure_cookies=args.secure_cookies)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # the app reads X-Forwarded-For itself, from `review.trusted_proxies` only (uvicorn would believe 127.0.0.1)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
     return 0
 
 
