@@ -94,8 +94,8 @@ def finish(process: subprocess.Popen[bytes], out: Path) -> int:
 
 def _release_dir(out: Path) -> Path | None:
     for line in out.with_suffix(".stdout").read_text().splitlines():
-        if line.startswith("release: "):
-            return Path(line.removeprefix("release: "))
+        if line.strip().startswith("release: "):  # the CLI's summary indents it
+            return Path(line.strip().removeprefix("release: "))
     return None
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -498,3 +499,9 @@ def _admin_action(
             raise ValueError("this item was not drawn for audit")
         return "Audit verdict saved."
     raise ValueError(f"unknown action {action!r}")
+
+
+def server_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
+    """How `review serve` serves the app. The app reads X-Forwarded-For itself, from `review.trusted_proxies` only:
+    uvicorn's own proxy handling would believe it from 127.0.0.1, i.e. from any local client."""
+    return uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=False)
