@@ -41,19 +41,25 @@ class ScratchServer:
     def frozen(self) -> Iterator[None]:
         """Every process of this server stopped (SIGSTOP) for the body, then resumed."""
         pids = self._pids()
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
         try:
+            for pid in pids:
+                _signal(pid, signal.SIGSTOP)
             yield
         finally:
             for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
+                _signal(pid, signal.SIGCONT)
 
     def close(self) -> None:
         try:
             self.server.down()
+        except RuntimeError:  # pg_ctl could not stop it: a fast shutdown signal to the postmaster itself
+            _signal(self._pids()[0], signal.SIGINT)
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:  # a backend that ended meanwhile
+        pass

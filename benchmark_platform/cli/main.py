@@ -27,6 +27,7 @@ _INPUT_ERRORS = {
     "benchmark_platform.ingest.fetch.FetchError",
     "benchmark_platform.ingest.fetch.NetworkForbidden",
     "benchmark_platform.llm.gateway.CostCapReached",
+    "benchmark_platform.analysis.stage.NoAnswersError",  # e.g. every discipline went to manual review
 }
 _DATABASE_LOST = {
     "psycopg2.OperationalError",
