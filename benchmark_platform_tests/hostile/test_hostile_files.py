@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from benchmark_platform.anchors.io import AnchorFileError, load_anchor_set
@@ -327,3 +328,18 @@ def test_the_faults_bench_reads_the_cli_s_indented_release_line(tmp_path):
     out = tmp_path / "run"
     out.with_suffix(".stdout").write_text("== building wine v0.1\n   release: /somewhere/wine/v0.1\ndone\n")
     assert _release_dir(out) == Path("/somewhere/wine/v0.1")
+
+
+def test_a_blocking_check_that_stops_a_build_is_one_line():
+    @dg.asset
+    def findings() -> None:
+        return None
+
+    @dg.asset_check(asset=findings, blocking=True)
+    def policy_applied() -> dg.AssetCheckResult:
+        return dg.AssetCheckResult(passed=False)
+
+    with pytest.raises(Exception) as info:
+        dg.materialize([findings, policy_applied], raise_on_error=True)
+    message = expected_error(info.value)
+    assert message is not None and "blocking asset check failed" in message and "policy_applied" in message
