@@ -16,6 +16,7 @@ import csv
 import hashlib
 import io
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +31,8 @@ from benchmark_platform.anchors.models import (
     Prototype,
     Stratum,
 )
-from benchmark_platform.inputs import DEFAULT_LIMITS, InputError, InputLimits, check_nesting, check_rows
+from benchmark_platform.inputs import DEFAULT_LIMITS, InputError, InputLimits, check_rows
+from benchmark_platform.safeyaml import YAML_LIMITS, SafeLoader, YamlError, load_text
 
 MAIN_FILE = "anchors.yaml"
 TABLES: dict[str, type[BaseModel]] = {
@@ -60,7 +62,7 @@ class AnchorFileError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(SafeLoader):
     """Records each mapping's 1-based line under the key `__line__`."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -72,15 +74,12 @@ class _LineLoader(yaml.SafeLoader):
 def _load_yaml(path: Path, data: bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
     try:
         text = data.decode("utf-8")
-        check_nesting(str(path), text, limits)  # PyYAML recurses once per level: refuse deep nesting before parsing
-        return yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
-    except InputError as exc:
+    except UnicodeDecodeError as exc:
+        raise AnchorFileError(path, 0, f"not UTF-8: {exc}") from None
+    try:
+        return load_text(text, str(path), _LineLoader, replace(YAML_LIMITS, max_depth=limits.max_depth), name=str(path))
+    except YamlError as exc:
         raise AnchorFileError(path, 0, str(exc).removeprefix(f"{path}: ")) from None
-    except RecursionError:
-        raise AnchorFileError(path, 0, "nested too deeply to read") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", -1) + 1
-        raise AnchorFileError(path, line, f"not valid YAML: {exc}") from exc
 
 
 def _strip_lines(value: Any) -> Any:

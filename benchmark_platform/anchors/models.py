@@ -70,7 +70,7 @@ class Stratum(_Strict):
     """A stratum h of H_d: weight omega_h > 0, quotas L_h <= count <= U_h, and the candidate keys that h maps here."""
 
     name: str = Field(min_length=1)
-    omega: float = Field(gt=0)
+    omega: float = Field(gt=0, allow_inf_nan=False)
     lower: int = Field(ge=0)
     upper: int = Field(ge=0)
     keys: tuple[str, ...] = ()

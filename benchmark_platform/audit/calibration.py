@@ -65,11 +65,21 @@ class GoldSheet:
     ratings: list[Rating] = field(default_factory=list)
 
 
+# a UTF-8 multi-byte character; in a file that is not UTF-8 as a whole, it means two encodings were mixed
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+REVIEW_SHEET_PREFIX = "review:"  # gold_labels of review rounds (review/repository.py); no gold sheet may take it
+
+
 def decode(raw: bytes) -> tuple[str, str]:
-    """UTF-8 (with or without BOM) when the bytes are valid UTF-8, else Windows-1252 (what Excel exports)."""
+    """UTF-8 (with or without BOM) when the bytes are valid UTF-8, else Windows-1252 (what Excel exports). A file
+    with both UTF-8 characters and bytes that are not UTF-8 is refused: read either way, part of it is mojibake."""
     try:
         return raw.decode("utf-8-sig"), "utf-8"
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
+        if mixed := _UTF8_SEQUENCE.search(raw):
+            raise UnicodeDecodeError(
+                "utf-8", raw, exc.start, exc.end, f"mixed encodings: UTF-8 at byte {mixed.start()}, not UTF-8"
+            ) from None
         return raw.decode("cp1252", errors="strict"), "cp1252"
 
 
@@ -84,6 +94,8 @@ def _options(text: str, where: str, limits: InputLimits) -> list[str]:
             raise InputError(f"{where}: options are neither JSON nor a Python literal list") from e
     if not isinstance(value, list) or not value:
         raise InputError(f"{where}: options must be a non-empty list")
+    if bad := [i for i, o in enumerate(value) if isinstance(o, dict) and not isinstance(o.get("text"), str)]:
+        raise InputError(f"{where}: option {bad[0] + 1} is a mapping without a `text` string")
     return [str(o["text"]) if isinstance(o, dict) else str(o) for o in value]
 
 
@@ -101,10 +113,16 @@ def read_gold_sheet(
     """A gold sheet: one rated question per row (question_text, options, correct_answer, source_fact(s), rubric
     columns with ratings in RATING_RANGE; blank = not rated). A `reviewer` column overrides the default reviewer.
     The whole file is validated (InputError naming file and line) before anything is returned."""
+    if path.stem.startswith(REVIEW_SHEET_PREFIX):
+        raise InputError(
+            f"{path}: a gold sheet's name (the file name) may not start with {REVIEW_SHEET_PREFIX!r}: that is where "
+            "the review rounds keep their ratings, which the import would replace; rename the file"
+        )
     try:
         text, encoding = decode(read_input(path, limits))
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: neither UTF-8 nor Windows-1252 (byte {exc.start}); save it as UTF-8") from None
+        reason = f"{exc.reason} at byte {exc.start}" if "mixed" in exc.reason else f"byte {exc.start}"
+        raise InputError(f"{path}: neither UTF-8 nor Windows-1252 ({reason}); save it as UTF-8") from None
     check_text(path, text)
     sheet = GoldSheet(path.stem, encoding)
     rubrics = tuple(rubrics)
@@ -128,6 +146,7 @@ def _read_rows(
     seen: set[str],
     limits: InputLimits,
 ) -> GoldSheet:
+    rated: dict[tuple[str, str, str], int] = {}  # (item, reviewer, rubric) -> line: one rating each
     for n, row in enumerate(reader, start=2):
         where = f"{path}:{n}"
         check_rows(str(path), n - 1, limits)
@@ -162,6 +181,12 @@ def _read_rows(
             if not value:
                 continue
             rating = finite_number(f"{where}: column {rubric!r}", value, *RATING_RANGE)
+            if first := rated.get((ref, who, rubric)):
+                raise InputError(
+                    f"{where}: reviewer {who!r} rates item {ref!r} on {rubric!r} again (first on line {first}); "
+                    "keep one row per item and reviewer"
+                )
+            rated[(ref, who, rubric)] = n
             sheet.ratings.append(Rating(ref, who, rubric, rating))
     return sheet
 

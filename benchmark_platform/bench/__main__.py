@@ -19,9 +19,16 @@ def main(argv: list[str]) -> int:
             f"usage: python -m benchmark_platform.bench NAME [args]; NAME in: {', '.join(available())}", file=sys.stderr
         )
         return 2
-    module = importlib.import_module(f"{bench_package.__name__}.{argv[0]}")
     sys.argv = [f"benchmark_platform.bench.{argv[0]}", *argv[1:]]
-    return int(module.main() or 0)
+    try:
+        module = importlib.import_module(f"{bench_package.__name__}.{argv[0]}")
+        return int(module.main() or 0)
+    except ModuleNotFoundError as exc:  # a bench needing an extra that is not installed: one line, not a traceback
+        print(
+            f"error: bench {argv[0]} needs the module {exc.name!r}, not installed (see pyproject's extras)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

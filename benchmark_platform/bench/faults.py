@@ -16,6 +16,16 @@
   resume: unavoidable, their answers never arrived), `calls_repaid_completed` (answered and journalled before the kill
   yet asked again: must be 0). Counted by the server's request log, the gateway's own figures alongside.
 
+- Frozen database (issue 40): a PostgreSQL server of the bench's own, stopped with SIGSTOP, and `db status` and
+  `run` against it with a URL timeout of FROZEN_TIMEOUT_S: `frozen_clear_errors` counts commands that stop with one
+  `error:` line and exit 2, `frozen_max_seconds` the longest they took.
+- Concurrent runs: two `run` of the trimmed spec started together on one database: `concurrent_releases` (runs
+  that wrote a release), `concurrent_refused_clearly` (the other stopped with one line saying which run holds the
+  spec), tracebacks counted with the others.
+- Revert: build, change a fact source (ten AVA pages fewer), build, change it back, build:
+  `revert_release_identical` is 1 when the third release's manifest equals the first's (a rebuild that reuses an
+  earlier stage run must make that run current again: issue 40 item 2, fixed on branch i41).
+
 Usage: python -m benchmark_platform.bench faults [--points source_documents,facts,...] [--skip-gateway]
 """
 
@@ -94,8 +104,8 @@ def finish(process: subprocess.Popen[bytes], out: Path) -> int:
 
 def _release_dir(out: Path) -> Path | None:
     for line in out.with_suffix(".stdout").read_text().splitlines():
-        if line.startswith("release: "):
-            return Path(line.removeprefix("release: "))
+        if line.strip().startswith("release: "):  # the CLI's summary indents it
+            return Path(line.strip().removeprefix("release: "))
     return None
 
 
@@ -221,6 +231,85 @@ def pipeline_inputs(dbs: Databases, spec_file: Path, work: Path) -> dict[str, in
     return {"bad_inputs": len(cases), "clear_errors": clear, "tracebacks": traces}
 
 
+FROZEN_TIMEOUT_S = 10
+
+
+def frozen_database(work: Path, spec_file: Path) -> dict[str, Any]:
+    """`db status` and `run` against a SIGSTOPped server of our own (never the shared one)."""
+    from benchmark_platform.bench._scratchpg import ScratchServer
+
+    server = ScratchServer()
+    clear, longest = 0, 0.0
+    try:
+        url = f"{server.url()}?connect_timeout={FROZEN_TIMEOUT_S}"
+        commands = {"db_status": ["db", "status"], "run": ["run", "--spec", str(spec_file)]}
+        with server.frozen():
+            for name, args in commands.items():
+                out = work / f"frozen_{name}"
+                started = time.perf_counter()
+                code = finish(cli(args, cli_env(url), out), out)
+                seconds = time.perf_counter() - started
+                err = out.with_suffix(".stderr").read_text()
+                errors = [line for line in err.splitlines() if line.startswith("error:")]
+                clear += int(code == 2 and len(errors) == 1 and len(err.strip().splitlines()) == 1)
+                longest = max(longest, seconds)
+                print(f"frozen database, {name}: exit {code} in {seconds:.1f} s: {err.strip()[-300:]!r}")
+    finally:
+        server.close()
+    return {
+        "frozen_commands": 2,
+        "frozen_clear_errors": clear,
+        "frozen_timeout_s": FROZEN_TIMEOUT_S,
+        "frozen_max_seconds": round(longest, 1),
+    }
+
+
+def concurrent_runs(dbs: Databases, spec_file: Path, work: Path) -> dict[str, int]:
+    url = dbs.new()
+    outs = [work / "concurrent_a", work / "concurrent_b"]
+    processes = [cli(["run", "--spec", str(spec_file)], cli_env(url), out) for out in outs]
+    codes = [finish(p, out) for p, out in zip(processes, outs, strict=True)]
+    releases = refused = 0
+    for code, out in zip(codes, outs, strict=True):
+        err = out.with_suffix(".stderr").read_text()
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        releases += int(code == 0 and _release_dir(out) is not None)
+        refused += int(code == 2 and len(errors) == 1 and "in progress since" in errors[0])
+        print(f"concurrent run {out.name}: exit {code}{': ' + errors[-1] if errors else ''}")
+    return {
+        "concurrent_runs": 2,
+        "concurrent_releases": releases,
+        "concurrent_refused_clearly": refused,
+        "concurrent_tracebacks": _traces(*(out.with_suffix(".stderr") for out in outs)),
+    }
+
+
+def revert(dbs: Databases, work: Path) -> dict[str, Any]:
+    url = dbs.new()
+    original = trimmed_spec()
+    data = json.loads(original.model_dump_json())
+    data["sources"][0]["keys"] = data["sources"][0]["keys"][10:]
+    changed = original.model_validate({**data, "directory": original.directory})
+    folder = work / "revert_spec"
+    manifests = []
+    for step, spec in enumerate((original, changed, original)):
+        spec_file = write_spec(spec, folder)
+        out = work / f"revert_{step}"
+        code = finish(cli(["run", "--spec", str(spec_file)], cli_env(url), out), out)
+        manifests.append(_keep_release(out, work / f"revert_release_{step}") if code == 0 else None)
+        print(f"revert, build {step} ({'changed' if step == 1 else 'original'} source): exit {code}")
+    identical = manifests[0] is not None and manifests[0] == manifests[2]
+    if manifests[0] is not None and manifests[2] is not None and not identical:
+        from benchmark_platform.release.bundle import compare_files
+
+        print(f"revert: the release differs from the first build's: {compare_files(manifests[0], manifests[2])[:8]}")
+    return {
+        "revert_builds_completed": sum(m is not None for m in manifests),
+        "revert_release_identical": int(identical),
+        "revert_tracebacks": _traces(*(work / f"revert_{step}.stderr" for step in range(3))),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points", default=",".join(POINTS), help="steps to kill in, comma-separated")
@@ -239,6 +328,11 @@ def main() -> None:
         figures |= corpus_figures
         for key, value in pipeline_inputs(dbs, spec_file, work).items():
             figures[key] = int(figures[key]) + value
+        figures |= frozen_database(work, spec_file)
+        figures |= concurrent_runs(dbs, spec_file, work)
+        figures |= revert(dbs, work)
+        for key in ("concurrent_tracebacks", "revert_tracebacks"):
+            figures["tracebacks"] = int(figures["tracebacks"]) + figures.pop(key)
         if not args.skip_gateway:
             from benchmark_platform.bench._gateway_kill import kill_mid_batch
 

@@ -398,10 +398,12 @@ def oenobench_simulation(db: Database, journal: Path) -> dict[str, float]:
 
 def local_mcq(db: Database, journal: Path) -> dict[str, float]:
     """The bundled local model on the first MCQ_ITEMS MMLU 'miscellaneous' test items, by option likelihood."""
-    try:
-        from benchmark_platform.llm.local import MODEL_ID, LocalModelServer
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:  # the model itself is imported only when the server starts
+        print("local_mcq: not measured: the `local-llm` extra is not installed", file=sys.stderr, flush=True)
         return {}
+    from benchmark_platform.llm.local import MODEL_ID, LocalModelServer
     from benchmark_platform.llm.mcq import McqItem, answer_all
 
     with MMLU_CSV.open(newline="") as f:

@@ -27,6 +27,8 @@ _INPUT_ERRORS = {
     "benchmark_platform.ingest.fetch.FetchError",
     "benchmark_platform.ingest.fetch.NetworkForbidden",
     "benchmark_platform.llm.gateway.CostCapReached",
+    "benchmark_platform.analysis.stage.NoAnswersError",  # e.g. every discipline went to manual review
+    "dagster._core.errors.DagsterAssetCheckFailedError",  # a blocking check stopped the build: its names say why
 }
 _DATABASE_LOST = {
     "psycopg2.OperationalError",
@@ -37,6 +39,13 @@ _DATABASE_LOST = {
 LOST_DATABASE_HINT = (
     "check that it answers (`benchmark-platform db status`, or start it with `benchmark-platform db up`), then rerun: "
     "the next run fails the interrupted one and frees its slots"
+)
+
+
+_NO_ANSWER = ("timeout expired", "statement timeout")  # libpq's connect_timeout, the server's statement_timeout
+NO_ANSWER_HINT = (
+    "it did not answer within the timeout (store/settings.py; a URL's `connect_timeout=` or "
+    "`options=-c statement_timeout=` sets it); check the server (`benchmark-platform db status`), then rerun"
 )
 
 
@@ -80,6 +89,8 @@ def expected_error(exc: BaseException) -> str | None:
     chain = list(_chain(exc))
     for current in chain:  # a lost database explains every later symptom, so it wins
         if _names(current) & _DATABASE_LOST:
+            if any(text in str(current) for text in _NO_ANSWER):
+                return f"the database does not answer ({_first_line(current)}): {NO_ANSWER_HINT}"
             return f"lost the database ({_first_line(current)}): {LOST_DATABASE_HINT}"
     for current in chain:
         names = _names(current)

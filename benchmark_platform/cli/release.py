@@ -64,11 +64,7 @@ def _release_dir(ref: str, spec: str, root: Path) -> Path:
 def _verify(args: argparse.Namespace) -> int:
     from benchmark_platform.release.bundle import read_manifest, verify_release
 
-    try:
-        manifest = read_manifest(args.path)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    manifest = read_manifest(args.path)  # a missing or damaged manifest: one error line (cli/main.py)
     problems = verify_release(args.path)
     for problem in problems:
         print(f"FAIL {problem}")
@@ -77,12 +73,11 @@ def _verify(args: argparse.Namespace) -> int:
         + ("all hashes match" if not problems else f"{len(problems)} problems")
     )
     if problems:
-        print(
-            f"error: {args.path}: {len(problems)} files do not match the manifest (first: {problems[0]}); "
-            "restore them from a copy or rebuild the release",
-            file=sys.stderr,
+        raise ValueError(
+            f"{args.path}: {len(problems)} problems (first: {problems[0]}); "
+            "restore the files from a copy or rebuild the release"
         )
-    return 1 if problems else 0
+    return 0
 
 
 def _rebuild(args: argparse.Namespace) -> int:
@@ -91,6 +86,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     from benchmark_platform.cli.run import prepare_environment
     from benchmark_platform.defs.common import DatabaseResource
     from benchmark_platform.defs.release.rebuild import rebuild_release
+    from benchmark_platform.store.runlock import spec_lock
 
     name, spec_directory = _spec_ref(args.spec)
     directory = args.root / name / args.version
@@ -99,7 +95,7 @@ def _rebuild(args: argparse.Namespace) -> int:
         return 2
     url = prepare_environment()
     try:
-        with dg.DagsterInstance.get() as instance:
+        with spec_lock(url, [name], "release rebuild"), dg.DagsterInstance.get() as instance:
             report = rebuild_release(
                 directory, instance, {"database": DatabaseResource(url=url)}, spec_directory=spec_directory
             )
@@ -147,12 +143,22 @@ def _list(args: argparse.Namespace) -> int:
         print(f"no releases under {args.root}")
         return 0
     print(f"{'spec':10} {'version':8} {'items':>6} {'sealed':>6} {'files':>5}  content           path")
+    damaged = [r for r in kept if "damaged" in r]
     for r in kept:
+        if "damaged" in r:
+            print(f"{r['spec']:10} {r['version']:8} DAMAGED {r['path']}: {r['damaged']}")
+            continue
         print(
             f"{r['spec']:10} {r['version']:8} {r['items']:>6} {r['sealed_items']:>6} {r['files']:>5}  "
             f"{r['content']}  {r['path']}"
         )
-    return 0
+    if damaged:
+        print(
+            f"error: {len(damaged)} of {len(kept)} releases under {args.root} are damaged (first: "
+            f"{damaged[0]['damaged']}); restore them from a copy or rebuild them",
+            file=sys.stderr,
+        )
+    return 2 if damaged else 0
 
 
 def _view(args: argparse.Namespace) -> int:

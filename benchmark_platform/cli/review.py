@@ -100,14 +100,14 @@ def _database() -> Database:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from benchmark_platform.review.web import ReviewSite, create_app
+    from benchmark_platform.review.web import ReviewSite, create_app, server_config
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
     db = _database()
     site = ReviewSite(spec=spec.name, seed=spec.seed, disciplines=tuple(spec.discipline_keys), config=spec.review)
     app = create_app(db, site, secure_cookies=args.secure_cookies)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    uvicorn.Server(server_config(app, args.host, args.port)).run()
     return 0
 
 

@@ -18,6 +18,7 @@ from benchmark_platform.cli.progress import benchmark_summary
 from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
+from benchmark_platform.store.runlock import spec_lock
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
 
 DEFAULT_RUN_SPECS = (DEFAULT_SPEC, "mmlu_pro")  # what `make run` builds: the wine benchmark and compact MMLU-Pro
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=RELEASES_DIR,
         help=f"where release bundles are written, <dir>/<spec>/<version>/ (default: {RELEASES_DIR})",
     )
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=_serialized_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
     dev.set_defaults(handler=_dev)
@@ -65,6 +66,12 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
         else:
             counts[table] = db.scalar(f"SELECT count(*) FROM {table}")
     return counts
+
+
+def _serialized_run(args: argparse.Namespace) -> int:
+    """`_run`, while no other build of the same specs runs (store/runlock.py)."""
+    with spec_lock(prepare_environment(), [load_spec(name).name for name in (args.spec or DEFAULT_RUN_SPECS)]):
+        return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

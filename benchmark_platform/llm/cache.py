@@ -12,12 +12,18 @@ crash finds every response the dead process received.
 Each request is also noted in a per-process `.sent` log (its hash, one write) as it goes on the wire: a resume reads
 a dead process' log and reports the calls that were in flight at the kill (sent, no answer stored). Those are paid
 again, unavoidably (their answers never arrived); everything answered before the kill is not.
+The journal lives in a private per-user state folder (`state_folder()`, 0700, refused when another user owns it or
+others can write it), and every line carries an HMAC keyed by a per-install secret kept there: a replay skips a line
+this platform did not write, so nobody else on the machine can plant answers for a resume to put in the cache.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import hmac
 import json
+import logging
 import os
 import threading
 import uuid
@@ -31,6 +37,7 @@ import psycopg2
 from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.store import Database
+from benchmark_platform.store.settings import with_timeouts
 
 # One journal line is `[cache_row or null, call_row]`; the statement reads both row kinds from a JSON array of lines.
 # cache row: request_hash, model, provider, request, response, input/output/reasoning tokens, cost_usd, cost_source,
@@ -58,6 +65,70 @@ ON CONFLICT (call_id) DO NOTHING
 
 
 SENT_SUFFIX = ".sent"
+KEY_FILE = "journal.key"
+log = logging.getLogger(__name__)
+
+
+class UnsafeFolder(ValueError):
+    """A state folder another user could write (or owns): nothing is read from or written to it."""
+
+
+def state_folder() -> Path:
+    """The per-user state folder ($XDG_STATE_HOME/benchmark_platform, else ~/.local/state/benchmark_platform)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return private_folder(Path(base) / "benchmark_platform")
+
+
+def private_folder(path: Path) -> Path:
+    """`path`, created 0700 if missing, checked: owned by this user and not writable by group or others."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if path.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise UnsafeFolder(
+            f"{path}: owned by uid {info.st_uid} with mode {info.st_mode & 0o777:o}; the LLM journal needs a folder "
+            f"of its own (owner uid {os.getuid()}, not writable by others): fix it with `chmod 700 {path}` or remove it"
+        )
+    return path
+
+
+def journal_key() -> bytes:
+    """The per-install secret that signs journal lines (created once, 0600, in the state folder)."""
+    path = state_folder() / KEY_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(os.urandom(32).hex())
+    info = path.lstat()
+    if path.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise UnsafeFolder(f"{path}: the journal key must be a file of this user readable by nobody else (0600)")
+    key = path.read_text().strip()
+    if len(key) != 64:  # cut by a crash while being created: a new one (lines signed by it are unreadable anyway)
+        path.unlink()
+        return journal_key()
+    return bytes.fromhex(key)
+
+
+def _signature(key: bytes, cache_row: Any, call_row: Any) -> str:
+    body = json.dumps([cache_row, call_row], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def _signed_line(key: bytes, raw: bytes) -> str | None:
+    """The journal line when it is whole and signed by `key` (None: cut by a crash, or not ours)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[2], str)):
+        return None
+    if not hmac.compare_digest(value[2], _signature(key, value[0], value[1])):
+        return None
+    if value[0] is not None and not (isinstance(value[0], list) and value[0][:1] == value[1][2:3]):
+        return None  # a cache row stored for another request than its call's
+    return raw.decode().rstrip("\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +167,7 @@ class _HeldConnection:
     def transaction(self) -> Iterator[Connection]:
         with self._lock:
             if self._conn is None or self._conn.closed:
-                self._conn = psycopg2.connect(self.db.url)
+                self._conn = psycopg2.connect(with_timeouts(self.db.url))
             try:
                 yield self._conn
                 self._conn.commit()
@@ -118,8 +189,8 @@ class ResponseStore:
 
     def __init__(self, db: Database, journal_dir: Path) -> None:
         self.db = db
-        self.journal_dir = journal_dir
-        journal_dir.mkdir(parents=True, exist_ok=True)
+        self.journal_dir = private_folder(journal_dir)
+        self._key = journal_key()
         self.instance = uuid.uuid4().hex[:16]
         self._n = 0
         self._segment = _Segment(journal_dir, f"{self.instance}-{self._n}")
@@ -162,7 +233,9 @@ class ResponseStore:
         if "\\u0000" in line:  # rare: a U+0000 somewhere (a prompt, an answer, an error) that PostgreSQL cannot hold
             if cache_row is not None:  # request and response are JSON texts themselves, stored as jsonb
                 cache_row = [without_nul(v) if i in (3, 4) else v for i, v in enumerate(cache_row)]
-            line = json.dumps(_replace_nul([cache_row, call_row]), ensure_ascii=False)
+            cache_row, call_row = _replace_nul([cache_row, call_row])
+        signature = _signature(self._key, cache_row, call_row)
+        line = json.dumps([cache_row, call_row, signature], ensure_ascii=False)
         os.write(self._segment.fd, (line + "\n").encode())
         self._lines.append(line)
 
@@ -197,14 +270,15 @@ class ResponseStore:
         they sent without an answer stored become `in_flight_at_crash`."""
         recovered = 0
         for path, fd in _dead(self.journal_dir, "*.jsonl"):
-            lines = []
+            lines, refused = [], 0
             with os.fdopen(fd, "rb") as f:
                 for raw in f:
-                    try:
-                        json.loads(raw)
-                    except ValueError:  # the last line, cut by the crash
-                        break
-                    lines.append(raw.decode().rstrip("\n"))
+                    if (line := _signed_line(self._key, raw)) is not None:
+                        lines.append(line)
+                    else:  # the last line cut by the crash, or a line this install did not write
+                        refused += 1
+                if refused > 1:
+                    log.warning("%s: %d journal lines not signed by this install were not replayed", path, refused)
                 with self._writer.transaction() as conn:
                     _insert(conn, lines)
                 os.unlink(path)

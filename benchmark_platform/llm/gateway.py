@@ -24,7 +24,6 @@ import hashlib
 import json
 import logging
 import random
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -35,7 +34,7 @@ from typing import Any
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark_platform.llm.cache import CachedResponse, ResponseStore, without_nul
+from benchmark_platform.llm.cache import CachedResponse, ResponseStore, state_folder, without_nul
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, provider_limits
 from benchmark_platform.llm.limits import CircuitOpen, Provider, parse_retry_after, retry_delay
 from benchmark_platform.llm.structured import ExtractionError, extract
@@ -187,6 +186,10 @@ def _dumps(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+class MissingApiKey(ValueError):
+    """A model's API-key variable is unset: an expected failure (one line), not a bug."""
+
+
 class Gateway:
     def __init__(
         self,
@@ -211,12 +214,15 @@ class Gateway:
             headers = {"Content-Type": "application/json"}
             if m.api_key_env is not None:
                 if not (key := (api_keys or {}).get(m.api_key_env)):
-                    raise KeyError(f"model config {m.name!r}: environment variable {m.api_key_env} is not set")
+                    raise MissingApiKey(
+                        f"model config {m.name!r}: environment variable {m.api_key_env} is not set "
+                        "(export it with the provider's API key, or remove the model from the spec)"
+                    )
                 headers["Authorization"] = f"Bearer {key}"
             self._headers[m.name] = headers
         self._timeouts = {m.name: aiohttp.ClientTimeout(total=m.timeout_s) for m in models}
-        digest = hashlib.sha256(db.url.encode()).hexdigest()[:12]
-        self._journal_dir = journal_dir or Path(tempfile.gettempdir()) / "benchmark_platform_llm_journal" / digest
+        digest = hashlib.sha256(db.url.encode()).hexdigest()[:12]  # one journal per database
+        self._journal_dir = journal_dir or state_folder() / "llm_journal" / digest
         self._store: ResponseStore | None = None
         self._session: aiohttp.ClientSession | None = None
         self._flusher: asyncio.Task[None] | None = None

@@ -215,20 +215,41 @@ def files_digest(manifest: dict[str, Any]) -> str:
     return sha256_bytes(json.dumps({p: e["sha256"] for p, e in manifest["files"].items()}, sort_keys=True).encode())
 
 
-def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, Any], lineage: dict[str, Any]) -> None:
-    """Write the bundle atomically (a sibling temp dir renamed into place). Other versions are never touched."""
-    staging = directory.with_name(directory.name + ".partial")
+ASIDE = ".old"  # the replaced bundle, kept until the new one is in place
+STAGING = ".partial"  # the bundle being written
+
+
+def recover_release(directory: Path) -> None:
+    """Finish or undo a replace a kill interrupted: the old bundle back when the new one never arrived, the
+    leftovers removed otherwise. `directory` is then complete or absent, never a mix."""
+    aside = directory.with_name(directory.name + ASIDE)
+    staging = directory.with_name(directory.name + STAGING)
+    if aside.exists():
+        if directory.exists():
+            shutil.rmtree(aside)  # killed after the new bundle was renamed in
+        else:
+            aside.rename(directory)  # killed between the two renames: the old bundle is whole
     if staging.exists():
         shutil.rmtree(staging)
+
+
+def write_release(directory: Path, files: dict[str, bytes], manifest: dict[str, Any], lineage: dict[str, Any]) -> None:
+    """Write the bundle beside the old one, then swap by renames (old aside, new in, old deleted): at every moment
+    either the old or the new bundle is complete under its own name. Other versions are never touched."""
+    recover_release(directory)
+    staging = directory.with_name(directory.name + STAGING)
     for path, data in files.items():
         target = staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     (staging / MANIFEST).write_bytes(_json_bytes(manifest))
     (staging / LINEAGE).write_bytes(_json_bytes(lineage))
+    aside = directory.with_name(directory.name + ASIDE)
     if directory.exists():
-        shutil.rmtree(directory)
+        directory.rename(aside)
     staging.rename(directory)
+    if aside.exists():
+        shutil.rmtree(aside)
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:
@@ -254,15 +275,49 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     for key in ("benchmark", "version"):
         if not isinstance(manifest.get(key), str):
             raise ValueError(f"{path}: the release's manifest is damaged (no {key!r})")
+    if outside := [name for name in files if not _inside(directory, name)]:
+        raise ValueError(f"{path}: the release's manifest is damaged (lists {outside[0]!r}, outside the bundle)")
     return manifest
+
+
+def _inside(directory: Path, name: str) -> bool:
+    """Whether a manifest entry names a file inside the bundle (no absolute path, no `..`, no link out)."""
+    relative = Path(name)
+    if not name or relative.is_absolute() or ".." in relative.parts or "\\" in name:
+        return False
+    root = directory.resolve()
+    return (root / relative).resolve().is_relative_to(root)
 
 
 def read_lineage(directory: Path) -> dict[str, Any]:
     """How a kept release was built (lineage.json; releases written before it kept this in the manifest)."""
     path = directory / LINEAGE
-    if path.is_file():
-        return _read_json(path, "lineage")
-    return dict(read_manifest(directory).get("provenance") or {})
+    lineage = _read_json(path, "lineage") if path.is_file() else read_manifest(directory).get("provenance") or {}
+    if not isinstance(lineage, dict) or (problem := _lineage_problem(lineage)):
+        raise ValueError(
+            f"{path}: the release's lineage is damaged ({problem if isinstance(lineage, dict) else 'not an object'}); "
+            "restore it from a copy or rebuild the release"
+        )
+    return lineage
+
+
+def _lineage_problem(lineage: dict[str, Any]) -> str | None:
+    """What is wrong with a lineage's shape (what rebuild reads), None when it fits."""
+    for key in ("spec_sha256", "code_revision", "dagster_run_id", "built_at"):
+        if lineage.get(key) is not None and not isinstance(lineage[key], str):
+            return f"{key} is not a string"
+    assets = lineage.get("assets", {})
+    if not isinstance(assets, dict):
+        return "assets is not an object"
+    for asset, partitions in assets.items():
+        if not isinstance(partitions, dict):
+            return f"assets.{asset} is not an object"
+        for partition, versions in partitions.items():
+            if versions is None:
+                continue
+            if not isinstance(versions, dict) or not all(v is None or isinstance(v, str) for v in versions.values()):
+                return f"assets.{asset}.{partition or '-'} is not an object of versions"
+    return None
 
 
 def recorded_spec_sha256(directory: Path) -> str | None:
@@ -274,6 +329,10 @@ def verify_release(directory: Path) -> list[str]:
     """Problems found (empty when every file matches its recorded hash and no file is unlisted)."""
     manifest = read_manifest(directory)
     problems = []
+    try:
+        read_lineage(directory)
+    except ValueError as exc:
+        problems.append(f"{LINEAGE}: {str(exc).removeprefix(f'{directory / LINEAGE}: ')}")
     for name, entry in manifest["files"].items():
         path = directory / name
         if not path.is_file():
@@ -336,17 +395,27 @@ def diff_releases(old: Path, new: Path) -> dict[str, list[str]]:
 
 
 def list_releases(root: Path) -> list[dict[str, Any]]:
-    """Every kept release under root (<spec>/<version>/manifest.json), oldest version first per spec."""
+    """Every kept release under root (<spec>/<version>/manifest.json), oldest version first per spec; a release
+    whose manifest is damaged is listed with `damaged` (the reason) instead of its counts."""
     kept = []
     for manifest_path in sorted(root.glob(f"*/*/{MANIFEST}")):
-        manifest = read_manifest(manifest_path.parent)
+        directory = manifest_path.parent
+        if directory.name.endswith((ASIDE, STAGING)):
+            continue  # an interrupted replace (write_release recovers it)
+        try:
+            manifest = read_manifest(directory)
+        except ValueError as exc:
+            kept.append(
+                {"spec": directory.parent.name, "version": directory.name, "path": directory, "damaged": str(exc)}
+            )
+            continue
         kept.append(
             {
                 "spec": manifest["benchmark"],
                 "version": manifest["version"],
-                "path": manifest_path.parent,
+                "path": directory,
                 "items": manifest["files"].get("data/items.parquet", {}).get("rows", 0),
-                "sealed_items": manifest.get("split", {}).get("test_items", 0),
+                "sealed_items": (manifest.get("split") or {}).get("test_items", 0),
                 "files": len(manifest["files"]),
                 "content": files_digest(manifest)[:16],
             }
@@ -354,5 +423,5 @@ def list_releases(root: Path) -> list[dict[str, Any]]:
     return sorted(kept, key=lambda r: (r["spec"], _version_key(r["version"])))
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.removeprefix("v").split("."))
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(x), "") if x.isdigit() else (-1, x) for x in version.removeprefix("v").split("."))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, IPvAnyNetwork, PositiveFloat, model_validator
 
 RubricSetName = Literal["kina6", "oenobench8"]
 
@@ -87,6 +87,9 @@ class ReviewConfig(BaseModel):
     currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")  # ISO 4217 code of wages, bonuses and penalties
     session_hours: float = Field(default=8.0, gt=0, le=24)  # web session lifetime
     login_throttle: LoginThrottle = Field(default_factory=LoginThrottle)
+    # addresses or networks of reverse proxies whose X-Forwarded-For the login throttle believes; off by default
+    # (anyone can write that header: believed from anyone, it lets a client rotate addresses past the throttle)
+    trusted_proxies: list[IPvAnyNetwork] = Field(default_factory=list)
 
     def policy_for(self, discipline: str) -> ReviewPolicy:
         bonus = self.bonus_by_discipline.get(discipline)

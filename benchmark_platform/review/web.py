@@ -11,18 +11,21 @@ assignment and never sees the other reviewer.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network, IPv6Network, ip_address
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -82,6 +85,36 @@ class SecurityHeaders(BaseHTTPMiddleware):
         return response
 
 
+class BadRequest(Exception):
+    """Input no page can take (a NUL character: PostgreSQL text cannot hold one): 400, not a server error."""
+
+
+class RefuseNul(BaseHTTPMiddleware):
+    """A NUL in the path or query string is refused before any route reads it."""
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        query = unquote_to_bytes(request.scope.get("query_string", b"").decode("latin-1"))
+        if "\x00" in request.scope.get("path", "") or b"\x00" in query:
+            return PlainTextResponse("Bad request: a NUL character in the address.", status_code=400)
+        return await call_next(request)
+
+
+async def read_form(request: Request) -> FormData:
+    form = await request.form()
+    for key, value in form.multi_items():
+        if "\x00" in key or (isinstance(value, str) and "\x00" in value):
+            raise BadRequest(f"The field {key.replace(chr(0), '')!r} holds a NUL character; remove it and send again.")
+    return form
+
+
+def _trusted(address: str, proxies: Sequence[IPv4Network | IPv6Network]) -> bool:
+    try:
+        ip = ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in proxies)
+
+
 class Forbidden(Exception):
     pass
 
@@ -122,8 +155,20 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
         origin = request.headers.get("origin") or request.headers.get("referer")
         return origin is None or urlsplit(origin).netloc == request.headers.get("host")
 
+    def client_address(request: Request) -> str:
+        """The client's address for the login throttle: X-Forwarded-For is believed only from a configured proxy
+        (`review.trusted_proxies`), else anyone could rotate addresses in it and never be throttled."""
+        peer = request.client.host if request.client else "unknown"
+        if not _trusted(peer, config.trusted_proxies):
+            return peer
+        hops = [h.strip() for h in ",".join(request.headers.getlist("x-forwarded-for")).split(",") if h.strip()]
+        for hop in reversed(hops):  # the nearest hop a trusted proxy did not add itself
+            if not _trusted(hop, config.trusted_proxies):
+                return hop
+        return peer
+
     async def posted(request: Request, me: repo.Session) -> FormData:
-        form = await request.form()
+        form = await read_form(request)
         if not (same_origin(request) and same(str(form.get("csrf_token", "")), me.csrf_token)):
             raise Forbidden
         return form
@@ -144,7 +189,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
         return response
 
     async def login_submit(request: Request) -> Response:
-        form = await request.form()
+        form = await read_form(request)
         if not (same_origin(request) and same(str(form.get("csrf_token", "")), request.cookies.get(LOGIN_CSRF_COOKIE))):
             return error(request, 403, "The form expired or did not come from this site; reload the login page.")
         result = await run_in_threadpool(
@@ -153,7 +198,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             str(form.get("reviewer_id", "")),
             str(form.get("password", "")),
             session_hours,
-            request.client.host if request.client else "unknown",
+            client_address(request),
             config.login_throttle,
         )
         if result.outcome is repo.LoginOutcome.THROTTLED:
@@ -366,6 +411,9 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
     async def forbidden(request: Request, _: Exception) -> Response:
         return error(request, 403, "Forbidden.")
 
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        return error(request, 400, str(exc))
+
     return Starlette(
         routes=[
             Route("/login", login_page, methods=["GET"]),
@@ -379,8 +427,8 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             Route("/admin/item/{item_id}/{round:int}", admin_item, methods=["GET", "POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
-        middleware=[Middleware(SecurityHeaders)],
-        exception_handlers={Forbidden: forbidden},
+        middleware=[Middleware(SecurityHeaders), Middleware(RefuseNul)],
+        exception_handlers={Forbidden: forbidden, BadRequest: bad_request},
     )
 
 
@@ -451,3 +499,9 @@ def _admin_action(
             raise ValueError("this item was not drawn for audit")
         return "Audit verdict saved."
     raise ValueError(f"unknown action {action!r}")
+
+
+def server_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
+    """How `review serve` serves the app. The app reads X-Forwarded-For itself, from `review.trusted_proxies` only:
+    uvicorn's own proxy handling would believe it from 127.0.0.1, i.e. from any local client."""
+    return uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=False)

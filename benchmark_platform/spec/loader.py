@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from benchmark_platform.paths import SPECS_DIR
+from benchmark_platform.safeyaml import Budget, SafeLoader, YamlError, read_yaml
 from benchmark_platform.spec.models import BenchmarkSpec, SpecReferenceError
 
 DEFAULT_SPEC = "wine"
@@ -22,19 +24,19 @@ class SpecError(ValueError):
         self.problems = problems or [message]
 
 
-class _IncludeLoader(yaml.SafeLoader):
-    """SafeLoader plus `!include other.yaml`, resolved next to the including file (large taxonomies live apart) and
-    refused outside `include_roots` (the spec's folder unless the caller allows more): a spec cannot read any file."""
+class _IncludeLoader(SafeLoader):
+    """The platform's safe loader plus `!include other.yaml`, resolved next to the including file (large taxonomies
+    live apart) and refused outside `include_roots` (the spec's folder unless the caller allows more): a spec cannot
+    read any file. An included file shares the including file's alias budget."""
 
     include_roots: tuple[Path, ...] = ()
 
 
-def _read_utf8(path: Path, loader: type[_IncludeLoader]) -> object:
+def _read(path: Path, loader: type[_IncludeLoader], budget: Budget | None = None) -> object:
     try:
-        with path.open(encoding="utf-8") as handle:
-            return yaml.load(handle, loader)
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason}); save the file as UTF-8") from None
+        return read_yaml(path, loader, budget=budget)
+    except YamlError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _include(loader: _IncludeLoader, node: yaml.Node) -> object:
@@ -47,7 +49,7 @@ def _include(loader: _IncludeLoader, node: yaml.Node) -> object:
             f"{loader.name}: `!include {name}` reads {path}, outside the spec's folder {roots[0]}; "
             "move the file into the spec's folder (or allow its folder: load_spec(..., include_roots=...))"
         )
-    return _read_utf8(path, type(loader))
+    return _read(path, type(loader), getattr(loader, "budget", None))
 
 
 _IncludeLoader.add_constructor("!include", _include)
@@ -69,19 +71,31 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC, include_roots: Sequence[P
     roots = tuple(Path(p).resolve() for p in (path.parent, *include_roots))
     loader = type("_SpecLoader", (_IncludeLoader,), {"include_roots": roots})
     try:
-        raw = _read_utf8(path, loader)
-    except RecursionError:
-        raise SpecError(f"{path}: nested too deeply to be a spec") from None
-    except (yaml.YAMLError, OSError) as exc:
-        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
+        raw = _read(path, loader)
+    except RecursionError:  # an `!include` cycle
+        raise SpecError(f"{path}: nested too deeply to be a spec (does a file `!include` itself?)") from None
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: a spec is a YAML mapping, got {type(raw).__name__}")
+    if non_finite := _non_finite(raw):
+        problems = [f"{where}: {value} is not a finite number" for where, value in non_finite]
+        raise SpecError(f"{path}: invalid spec: {'; '.join(problems)}", [f"{path}: {p}" for p in problems])
     try:
         # absolute: every path in a spec is relative to the spec's own folder, whatever the current directory
         return BenchmarkSpec.model_validate({**raw, "directory": path.parent.resolve()})
     except ValidationError as exc:
         problems = validation_problems(exc)
         raise SpecError(f"{path}: invalid spec: {'; '.join(problems)}", [f"{path}: {p}" for p in problems]) from None
+
+
+def _non_finite(value: object, where: str = "") -> list[tuple[str, float]]:
+    """(field path, value) of every .inf / .nan in a spec: no setting means infinity (a limit is a number)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(where or "(top level)", value)]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _non_finite(v, f"{where}.{k}" if where else str(k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _non_finite(v, f"{where}.{i}")]
+    return []
 
 
 def validation_problems(error: ValidationError) -> list[str]:

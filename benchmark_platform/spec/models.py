@@ -57,7 +57,7 @@ class BenchmarkSpec(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
-    seed: int
+    seed: int = Field(ge=0, lt=2**32)  # numpy's generators take 0 <= seed < 2**32
     taxonomy: list[TaxonomyNode] = Field(min_length=1)
     sources: list[SourceConfig] = Field(default_factory=list)
     item_bank: ItemBankConfig | None = None  # existing items imported per discipline (itembank/config.py)

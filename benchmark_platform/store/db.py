@@ -12,6 +12,8 @@ import psycopg2.extras
 from psycopg2.extensions import connection as Connection
 from psycopg2.extensions import cursor as Cursor
 
+from benchmark_platform.store.settings import with_timeouts
+
 psycopg2.extras.register_default_jsonb(loads=__import__("json").loads)
 
 
@@ -21,7 +23,7 @@ class Database:
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
-        conn = psycopg2.connect(self.url)
+        conn = psycopg2.connect(with_timeouts(self.url))
         try:
             yield conn
         finally:

@@ -9,7 +9,7 @@ from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.llm import LLMGatewayResource, llm_metadata, provider_pools
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, Prices, pool_name
 from benchmark_platform.llm.double import Rule, Script
-from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform.llm.gateway import ChatRequest, MissingApiKey
 
 
 def test_asset_metadata_carries_cost_and_tokens(serve, db, monkeypatch):
@@ -58,7 +58,7 @@ def test_missing_api_key_names_the_variable_not_a_value(db, monkeypatch):
         name="remote", family="x", base_url="http://127.0.0.1:9/v1", model="m", api_key_env="NOPE_API_KEY"
     )
     llm = LLMGatewayResource(database=DatabaseResource(url=db.url))
-    with pytest.raises(KeyError, match="remote \\(NOPE_API_KEY\\)"):
+    with pytest.raises(MissingApiKey, match="remote \\(NOPE_API_KEY\\)"):
         llm.run([model], [], settings=GatewaySettings(), run_id="t")
 
 

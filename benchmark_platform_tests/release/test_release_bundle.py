@@ -99,7 +99,7 @@ def test_release_verifies_and_names_every_tampered_file(built, tmp_path):
         "datasheet.md: missing",
         "exports/extra.txt: not listed in the manifest",
     ]
-    assert cli(["release", "verify", str(copy)]) == 1
+    assert cli(["release", "verify", str(copy)]) == 2  # a damaged bundle is an expected failure: one error line, exit 2
 
 
 def test_lineage_records_every_upstream_partition_with_versions_and_run(built):

@@ -57,9 +57,12 @@ def workspace_pool_limits(workspace_file: Path) -> dict[str, int]:
     """The limits of every pool used by the code locations of a workspace.yaml (`python_module` entries)."""
     import importlib
 
-    import yaml
+    from benchmark_platform.safeyaml import read_yaml
 
-    entries = yaml.safe_load(workspace_file.read_text(encoding="utf-8"))["load_from"]
+    workspace = read_yaml(workspace_file)
+    entries = workspace.get("load_from") if isinstance(workspace, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError(f"{workspace_file}: no `load_from` list of code locations")
     pools: set[str] = set()
     for entry in entries:
         module = entry["python_module"]

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, pool_name
-from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, ScoreRequest
+from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, MissingApiKey, ScoreRequest
 from benchmark_platform.llm.session import OpenGateway
 
 
@@ -74,7 +74,10 @@ class LLMGatewayResource(dg.ConfigurableResource):
                 }
             )
             if missing:
-                raise KeyError(f"API key variables not set for model configs: {', '.join(missing)}")
+                raise MissingApiKey(
+                    f"API key variables not set for model configs: {', '.join(missing)}; export them (or remove the "
+                    "models from the spec)"
+                )
             keys = {m.api_key_env: dg.EnvVar(m.api_key_env).get_value() or "" for m in configs if m.api_key_env}
             gateway = await stack.enter_async_context(
                 Gateway(configs, settings, self.database.db, run_id=run_id, api_keys=keys)
