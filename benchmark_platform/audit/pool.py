@@ -23,6 +23,7 @@ from scipy import stats
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
+from benchmark_platform.embed.exact import integer_rows, similarities
 from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.generation.model import COMPARISON_ASKS, asked_question, norm
 
@@ -228,20 +229,22 @@ def _self_preference(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
 
 
 def _vectors(ctx: AuditContext, texts: list[str]) -> np.ndarray:
+    """The texts' embeddings as embed.exact.integer_rows: the cosines compared with the thresholds are exact, the same
+    on every BLAS kernel and CPU (issue 30)."""
     if ctx.embedder is None:
         raise ValueError("this audit agent needs an embedder")
-    return np.asarray(ctx.embedder.encode(texts), dtype=np.float32)
+    return integer_rows(ctx.embedder.encode(texts))
 
 
 def nearest_earlier(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each row, the most similar EARLIER row (index, cosine); -1 / -inf for the first. Rows are L2-normalised.
-    Blocked matrix products keep memory at block x n."""
+    """For each row, the most similar EARLIER row (index, cosine; the lowest index among equals); -1 / -inf for the
+    first. Rows are L2-normalised embeddings as embed.exact.integer_rows. Blocked products keep memory at block x n."""
     n = len(vectors)
     best = np.full(n, -1)
-    cos = np.full(n, -np.inf, dtype=np.float32)
+    cos = np.full(n, -np.inf)
     block = 1024
     for start in range(0, n, block):
-        sims = vectors[start : start + block] @ vectors.T
+        sims = similarities(vectors[start : start + block], vectors)
         rows = np.arange(sims.shape[0])
         sims[np.arange(n)[None, :] >= (start + rows)[:, None]] = -np.inf  # only earlier items
         idx = sims.argmax(axis=1)
@@ -321,12 +324,12 @@ def _distractor_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentRe
         if 0 <= i.answer_index < len(i.options) and 1 < len(i.options) and i.expected_options != PSEUDO_MCQ_OPTIONS
     ]
     flat = [o for i in valid for o in i.options]
-    vectors = _vectors(ctx, flat) if flat else np.zeros((0, 1), dtype=np.float32)
+    vectors = _vectors(ctx, flat) if flat else np.zeros((0, 1))
     findings, at = [], 0
     for item in valid:
         v = vectors[at : at + len(item.options)]
         at += len(item.options)
-        sims = np.delete(v @ v[item.answer_index], item.answer_index)
+        sims = np.delete(similarities(v, v[[item.answer_index]])[:, 0], item.answer_index)
         severity: Severity = (
             "fail"
             if sims.max() >= ctx.config.distractor_cosine_fail

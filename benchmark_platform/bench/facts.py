@@ -3,7 +3,7 @@
 Corpus: the Wikibooks "Wine" page (MediaWiki chrome stripped by the ingest cleaner) and the boundary descriptions
 of all 333 TTB AVA features (../shared/data/ttb_ava_ucdavis/ava_properties_derived.csv), one document each; the
 20x corpus is 20 copies of it (distinct document ids). Timed end to end: sentence segmentation, parsing, the five
-filters, entity linking, then near-duplicate removal (static MiniLM embedder + faiss) per discipline.
+filters, entity linking, then near-duplicate removal (static MiniLM embedder, exact cosines) per discipline.
 Side by side in one run: 1 process vs `processes` (default 2) on the base corpus, then the 20x corpus.
 Peak memory is the largest resident set of this process or of any worker process. CPU seconds (this process and
 its workers) are reported beside wall time, with the load average, since the machine may be shared.

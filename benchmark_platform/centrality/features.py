@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from benchmark_platform.centrality.models import Signature
+from benchmark_platform.embed.exact import rowwise_similarities
 
 PAIR_FEATURES = (
     "sim_e",
@@ -84,7 +85,8 @@ def _jaccard(sets: sp.csr_matrix, sizes: np.ndarray, qi: np.ndarray, ui: np.ndar
 
 
 class PairFeaturizer:
-    """Computes phi for index pairs into one table of items (texts, sources, signatures, embeddings)."""
+    """Computes phi for index pairs into one table of items (texts, sources, signatures, embeddings as
+    embed.exact.integer_rows, so sim_e is exact on any machine; the sparse products sum in a fixed order)."""
 
     def __init__(
         self,
@@ -115,7 +117,7 @@ class PairFeaturizer:
             shared = _rowwise_dot(self.words[q], self.words[u])
             out[start : start + len(q)] = np.column_stack(
                 [
-                    np.einsum("ij,ij->i", self.embeddings[q], self.embeddings[u]),
+                    rowwise_similarities(self.embeddings[q], self.embeddings[u]),
                     _rowwise_dot(self.tfidf[q], self.tfidf[u]),
                     np.divide(shared, self.word_counts[u], out=np.zeros_like(shared), where=self.word_counts[u] > 0),
                     (self.src[q] == self.src[u]) & (self.src[q] >= 0),

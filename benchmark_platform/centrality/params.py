@@ -33,7 +33,10 @@ class CentralityParams(BaseModel):
     mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
     mip_time_limit_s: float = Field(default=20.0, gt=0, description="MIP time limit; its dual bound still certifies")
     seed: int = Field(default=0, description="seed of bootstraps and embeddings")
-    faiss_seed: int = Field(default=FAISS_SEED, description="seed of the IVF index's k-means (bases over 4,096 rows)")
+    faiss_seed: int = Field(
+        default=FAISS_SEED,
+        description="unused since neighbour search is exact (issue 30); kept so specs naming it load",
+    )
 
     @model_validator(mode="after")
     def _interval(self) -> CentralityParams:

@@ -1,7 +1,7 @@
 """Budgeted support centrality of KINA Appendix B for one discipline, as named steps; it produces scores only.
 
 Steps (notation of the appendix): psi(q) and A~_d(q) per item -> A^_d = Cal_A(A~, psi, Sigma_d) with BootLQ_dA ->
-bank B_d = {BootLQ >= alpha_ref} -> B-bar_d = Dedup(B_d) -> mu_d from omega_h -> N_k(q) by faiss over e(q) ->
+bank B_d = {BootLQ >= alpha_ref} -> B-bar_d = Dedup(B_d) -> mu_d from omega_h -> N_k(q) by exact search over e(q) ->
 G(q) = N_k(q) + A_d -> phi on every pair {q, u} with u in G(q) -> T^sym, U^sym from g_T, g_U ->
 S_d = [T^sym - lambda_dup U^sym]_+ -> C^_d(q) with the anchor tail surrogate, BootLQ_dC by refitting g_T, g_U ->
 shortlist K_d by its three conditions -> U^sym of the shortlist's near pairs (the duplicate bound's input).
@@ -10,6 +10,10 @@ The selection stage turns these scores into S^sp and the chosen set (selection/p
 Bootstrap replicates refit Cal_A (for A) and g_T, g_U (for C) on resampled labels; the bank, mu and N_k are those
 of the point fit. D_d(q), which the appendix leaves open, is the candidate's `difficulty` (share of reference models
 answering it wrong, KINA 4.1); a candidate without one passes that condition.
+
+Every float here that decides something (bank, dedup, neighbours, shortlist, the duplicate bound) is computed so the
+BLAS kernel, vector width and thread count cannot change it (issue 30; embed/exact.py): embeddings enter as integer
+rows (exact similarities), calibrated scores are rounded to a 1e-9 grid, neighbours tie by row index.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import faiss
 import numpy as np
 import numpy.typing as npt
 import polars as pl
@@ -30,6 +33,7 @@ from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
+from benchmark_platform.embed.exact import fixed_matvec, integer_rows, similarities, top_k
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -145,16 +149,17 @@ def alignment_features(
     space: TextSpace,
     tfidf: sp.csr_matrix,
     raw: FloatArray,
-    embeddings: npt.NDArray[np.float32],
+    grid: FloatArray,
 ) -> FloatArray:
-    """Columns of Cal_A: A~_d, the best TF-IDF match per prototype component, the nearest anchor in e(q)."""
+    """Columns of Cal_A: A~_d, the best TF-IDF match per prototype component, the nearest anchor in e(q) (`grid`:
+    the embeddings as integer_rows, so the similarities are exact)."""
     columns = [raw]
     for entries in anchors.prototype.components().values():
         columns.append(
             (tfidf @ space.tfidf(entries).T).max(axis=1).toarray().ravel() if entries else np.zeros(len(table.ids))
         )
     anchor_rows = table.anchor_rows
-    to_anchor = embeddings @ embeddings[anchor_rows].T
+    to_anchor = similarities(grid, grid[anchor_rows])
     to_anchor[anchor_rows, np.arange(len(anchor_rows))] = -1.0  # an anchor's similarity to itself says nothing
     columns.append(to_anchor.max(axis=1))
     return np.column_stack(columns)
@@ -194,29 +199,13 @@ class PairModels:
         return t_sym, u_sym, np.maximum(t_sym - lambda_dup * u_sym, 0.0)
 
 
-_EXACT_UP_TO = 4096  # bases larger than this are searched approximately (IVF), as ANN_k allows
+def nearest(base: FloatArray, queries: FloatArray, k: int) -> IntArray:
+    """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist); both as integer_rows.
 
-
-def nearest(base: npt.NDArray[Any], queries: npt.NDArray[Any], k: int, seed: int) -> IntArray:
-    """Indices into `base` of each query's k+1 nearest by inner product (-1 where fewer exist).
-
-    Exact up to 4,096 base rows; above, an inverted-file index (sqrt(n) k-means cells, 8 probed) whose
-    training is seeded, so the same inputs give the same neighbours.
+    Exact search (no approximate index: an IVF's k-means is trained with BLAS and its cells move with the kernel),
+    equal similarities in row order, so the neighbours are the same on every machine.
     """
-    base = np.ascontiguousarray(base, dtype=np.float32)
-    index: faiss.Index
-    if len(base) <= _EXACT_UP_TO:
-        index = faiss.IndexFlatIP(base.shape[1])
-    else:
-        cells = int(np.sqrt(len(base)))
-        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(base.shape[1]), base.shape[1], cells, faiss.METRIC_INNER_PRODUCT)
-        ivf.cp.seed = seed
-        ivf.train(base)
-        ivf.nprobe = 8
-        index = ivf
-    index.add(base)
-    _, found = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k + 1, len(base)))
-    return np.asarray(found, dtype=np.int64)
+    return top_k(base, queries, k + 1)
 
 
 def _pair_key(a: IntArray, b: IntArray, n: int) -> IntArray:
@@ -224,7 +213,7 @@ def _pair_key(a: IntArray, b: IntArray, n: int) -> IntArray:
 
 
 def _neighbour_pairs(rows: IntArray, found: IntArray, among: IntArray) -> tuple[IntArray, IntArray]:
-    """(q, u) row pairs from a faiss result: `rows` queried, `among` the base rows; misses and self-pairs dropped."""
+    """(q, u) row pairs from a nearest() result: `rows` queried, `among` the base rows; misses and self-pairs dropped."""
     q = np.repeat(rows, found.shape[1])
     u = np.where(found >= 0, among[np.clip(found, 0, None)], -1).ravel()
     keep = (u >= 0) & (u != q)
@@ -235,13 +224,13 @@ def deduplicated_bank(
     bank: IntArray,
     a_lq: FloatArray,
     table: ItemTable,
-    embeddings: npt.NDArray[np.float32],
+    grid: FloatArray,
     featurize: PairFeaturizer,
     models: PairModels,
     params: CentralityParams,
 ) -> IntArray:
-    """Dedup(B_d): keep in order (anchors, then higher BootLQ) unless a kept neighbour duplicates it."""
-    found = nearest(embeddings[bank], embeddings[bank], params.k_neighbours, params.faiss_seed)
+    """Dedup(B_d): keep in order (anchors, then higher BootLQ, then id) unless a kept neighbour duplicates it."""
+    found = nearest(grid[bank], grid[bank], params.k_neighbours)
     qi, ui = _neighbour_pairs(bank, found, bank)
     _, u_sym_bank, _ = models.scores(featurize(qi, ui), featurize(ui, qi), params.lambda_dup)
     duplicates: dict[int, list[int]] = {}
@@ -284,12 +273,10 @@ class SupportPairs:
     an_idx: IntArray
 
 
-def support_pairs(
-    table: ItemTable, embeddings: npt.NDArray[np.float32], bank_dedup: IntArray, params: CentralityParams
-) -> SupportPairs:
+def support_pairs(table: ItemTable, grid: FloatArray, bank_dedup: IntArray, params: CentralityParams) -> SupportPairs:
     n_cand, anchor_rows, n_rows = table.n_cand, table.anchor_rows, len(table.ids)
     cand = np.arange(n_cand)
-    found = nearest(embeddings[bank_dedup], embeddings[cand], params.k_neighbours, params.faiss_seed)
+    found = nearest(grid[bank_dedup], grid[cand], params.k_neighbours)
     nb_q, nb_u = _neighbour_pairs(cand, found, bank_dedup)
     rank = np.concatenate([[0], np.cumsum(np.bincount(nb_q, minlength=n_cand))[:-1]])
     within = np.arange(len(nb_q)) - rank[nb_q]
@@ -309,10 +296,13 @@ def support_pairs(
 
 
 def centrality(pairs: SupportPairs, mu: FloatArray, pi: FloatArray, s: FloatArray, n_cand: int) -> FloatArray:
-    """C^_d(q) = sum_{N_k(q)} mu S + (1 - m_q) sum_a pi_a S(q, a), with m_q = sum_{N_k(q)} mu."""
+    """C^_d(q) = sum_{N_k(q)} mu S + (1 - m_q) sum_a pi_a S(q, a), with m_q = sum_{N_k(q)} mu.
+
+    bincount adds in pair order and fixed_matvec anchor by anchor: no BLAS, so C^ decides the shortlist the same way
+    on every machine."""
     m_q = np.bincount(pairs.nb_q, weights=mu[pairs.nb_u], minlength=n_cand)
     return np.bincount(pairs.nb_q, weights=mu[pairs.nb_u] * s[pairs.nb_idx], minlength=n_cand) + (1 - m_q) * (
-        s[pairs.an_idx] @ pi
+        fixed_matvec(s[pairs.an_idx], pi)
     )
 
 
@@ -365,7 +355,7 @@ class ScoredPairs:
 
 def duplicate_checks(
     short: IntArray,
-    embeddings: npt.NDArray[np.float32],
+    grid: FloatArray,
     scored: IntArray,
     n_rows: int,
     featurize: PairFeaturizer,
@@ -376,7 +366,7 @@ def duplicate_checks(
     already in `scored` (pair keys) are not scored twice. None when the shortlist has fewer than two members."""
     if len(short) <= 1:
         return None
-    found = nearest(embeddings[short], embeddings[short], params.k_neighbours, params.faiss_seed)
+    found = nearest(grid[short], grid[short], params.k_neighbours)
     dq, du = _neighbour_pairs(short, found, short)
     dkeys = np.setdiff1d(np.unique(_pair_key(dq, du, n_rows)), scored)
     da, db = dkeys // n_rows, dkeys % n_rows
@@ -412,9 +402,10 @@ def score_discipline(
     embeddings = np.asarray(
         embed([f"{t} | {s.as_text()}" for t, s in zip(table.texts, signatures, strict=True)]), dtype=np.float32
     )
-    featurize = PairFeaturizer(tfidf, space.words(tfidf), embeddings, table.srcs, signatures)
+    grid = integer_rows(embeddings)  # e(q) on an integer grid: every similarity below is exact on any kernel
+    featurize = PairFeaturizer(tfidf, space.words(tfidf), grid, table.srcs, signatures)
 
-    x_align = alignment_features(table, anchors, space, tfidf, raw, embeddings)
+    x_align = alignment_features(table, anchors, space, tfidf, raw, grid)
     label_rows = np.array([table.row_of[i.id] for i in anchors.item_labels])
     y_a = np.array([i.y_A for i in anchors.item_labels])
     rng = np.random.default_rng(params.seed)  # one stream: A's bootstrap draws first, then C's
@@ -434,11 +425,11 @@ def score_discipline(
     counts["bank"] = len(bank)
     if len(bank) == 0:
         return _manual(anchors, f"empty reference bank: no item has BootLQ(A) >= alpha_ref={params.alpha_ref}", counts)
-    bank_dedup = deduplicated_bank(bank, a_lq, table, embeddings, featurize, models, params)
+    bank_dedup = deduplicated_bank(bank, a_lq, table, grid, featurize, models, params)
     counts["bank_dedup"] = len(bank_dedup)
     mu = bank_weights(table, bank_dedup, np.array([s.omega for s in anchors.strata]))
 
-    support = support_pairs(table, embeddings, bank_dedup, params)
+    support = support_pairs(table, grid, bank_dedup, params)
     phi_ab, phi_ba = featurize(support.pa, support.pb), featurize(support.pb, support.pa)
     t_sym, u_sym, s_pair = models.scores(phi_ab, phi_ba, params.lambda_dup)
     pi = np.array([anchors.anchor_weights()[ids[r]] for r in table.anchor_rows])
@@ -448,7 +439,7 @@ def score_discipline(
     short = shortlist(candidates, a_lq, c_lq, params)
     counts.update(pairs=len(support.keys), shortlisted=len(short))
     scored = [ScoredPairs(support.pa, support.pb, t_sym, u_sym, s_pair, np.ones(len(support.pa), bool))]
-    checks = duplicate_checks(short, embeddings, support.keys, len(ids), featurize, models, params)
+    checks = duplicate_checks(short, grid, support.keys, len(ids), featurize, models, params)
     if checks is not None:
         scored.append(checks)
     counts["duplicate_checks"] = int(sum(len(p) for p in scored[1:]))

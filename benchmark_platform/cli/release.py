@@ -35,6 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     diff.add_argument("--root", type=Path, default=RELEASES_DIR)
     diff.set_defaults(handler=_diff)
 
+    digest = commands.add_parser(
+        "digest", help="compare a built release with its spec's committed release_digest.json (items, leaderboard)"
+    )
+    digest.add_argument("--spec", default=DEFAULT_SPEC, help="bundled spec name or path to a spec.yaml")
+    digest.add_argument("--root", type=Path, default=RELEASES_DIR, help="releases root holding <spec>/<version>")
+    digest.add_argument("--write", action="store_true", help="write the built release's digest as the committed one")
+    digest.set_defaults(handler=_digest)
+
     listing = commands.add_parser("list", help="every kept release under the releases root")
     listing.add_argument("--root", type=Path, default=RELEASES_DIR)
     listing.set_defaults(handler=_list)
@@ -116,7 +124,62 @@ def _rebuild(args: argparse.Namespace) -> int:
         f"{name} {args.version}: {report.files} files "
         + ("rebuilt byte-identical" if report.identical else f"differ in {len(report.differences)} places")
     )
-    return 0 if report.identical else 1
+    matches_digest = _check_committed_digest(args.spec, directory)
+    return 0 if report.identical and matches_digest else 1
+
+
+def _check_committed_digest(spec_name: str, directory: Path) -> bool:
+    """Compare a release with the digest its bundled spec commits (issue 30); True when equal or when there is none."""
+    from benchmark_platform.release.digest import committed_digest, first_difference, release_digest
+    from benchmark_platform.spec import load_spec
+
+    try:
+        expected = committed_digest(load_spec(spec_name).directory)
+    except ValueError:  # not a spec this checkout knows: nothing committed to compare with
+        return True
+    if expected is None:
+        return True
+    difference = first_difference(expected, release_digest(directory))
+    if difference is None:
+        print(f"{spec_name}: the release matches the committed release_digest.json")
+        return True
+    print(f"DIFF release_digest.json: this machine built another release than the committed one: {difference}")
+    return False
+
+
+def _digest(args: argparse.Namespace) -> int:
+    from benchmark_platform.release.digest import (
+        DIGEST_FILE,
+        DigestError,
+        committed_digest,
+        digest_bytes,
+        first_difference,
+        release_digest,
+    )
+    from benchmark_platform.spec import load_spec
+    from benchmark_platform.spec.loader import SpecError
+
+    try:
+        spec = load_spec(args.spec)
+        actual = release_digest(args.root / spec.name / spec.release.version)
+    except (SpecError, DigestError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    target = spec.directory / DIGEST_FILE
+    if args.write:
+        target.write_bytes(digest_bytes(actual))
+        print(f"wrote {target}: {actual['items']} items in {len(actual['disciplines'])} disciplines")
+        return 0
+    expected = committed_digest(spec.directory)
+    if expected is None:
+        print(f"error: {target} does not exist (write it with --write)", file=sys.stderr)
+        return 2
+    difference = first_difference(expected, actual)
+    if difference is not None:
+        print(f"{spec.name} {spec.release.version} differs from {target}: {difference}")
+        return 1
+    print(f"{spec.name} {spec.release.version} matches {target}")
+    return 0
 
 
 def _diff(args: argparse.Namespace) -> int:

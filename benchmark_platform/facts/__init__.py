@@ -4,7 +4,7 @@
   clauses.py (conjunction split, reference resolution), rules.py (classification, validation, on-topic) and
   linking.py / gazetteer.py (entity linking with the spec's gazetteers and alias classes);
 - structured.py: structured records -> facts through the spec's per-source templates;
-- dedup.py: near-duplicate removal (cosine >= 0.92, faiss); paraphrase.py: the optional LLM paraphrase;
+- dedup.py: near-duplicate removal (cosine >= 0.92, exact search); paraphrase.py: the optional LLM paraphrase;
 - build.py: the stage end to end and the quality report; persist.py: its tables (sql/0003_facts.sql);
 - config.py: the spec's `facts` section.
 """

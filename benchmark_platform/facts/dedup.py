@@ -1,4 +1,4 @@
-"""Near-duplicate suppression (OenoBench Appendix A: cosine >= 0.92) with sentence embeddings and faiss.
+"""Near-duplicate suppression (OenoBench Appendix A: cosine >= 0.92) with sentence embeddings, searched exactly.
 
 Candidates are visited in priority order (source tier, then confidence, then document order); one is dropped as a
 duplicate of the first kept candidate it reaches cosine >= threshold with. Two guards keep distinct facts that a
@@ -6,6 +6,9 @@ sentence embedding cannot tell apart: a duplicate must state the same numbers, a
 must include the other's ('Pinot Noir ripens early' is no duplicate of 'Pinot Gris ripens early'). Template and rulebook
 facts (thousands of near-identical sentences about different records) skip the embedding: one duplicates another only
 when both say the same sentence about the same entity.
+
+The cosines are exact (embeddings as integer rows, embed.exact): which pairs reach the threshold, and so which facts
+survive, is the same on every BLAS kernel and CPU (issue 30).
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import faiss
 import numpy as np
 import numpy.typing as npt
 
+from benchmark_platform.embed.exact import integer_rows, similarities
 from benchmark_platform.facts.models import Candidate
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]  # texts -> L2-normalised rows (embed.Embedder.encode)
@@ -72,17 +75,15 @@ def near_duplicates(
             prose.append(rank)
     guarded = 0
     if prose:
-        vectors = np.ascontiguousarray(encode([candidates[order[r]].text for r in prose]), dtype=np.float32)
-        index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
-        limits, similarities, neighbours = index.range_search(vectors, threshold)
+        grid = integer_rows(encode([candidates[order[r]].text for r in prose]))
+        limits, similarities_found, neighbours = _range_search(grid, threshold)
         keys = [_guard_key(candidates[order[r]]) for r in prose]
         kept = np.zeros(len(prose), dtype=bool)
         for j in range(len(prose)):
             found = None
             window = slice(limits[j], limits[j + 1])
             for similarity, other in sorted(
-                zip(similarities[window].tolist(), neighbours[window].tolist(), strict=True),
+                zip(similarities_found[window].tolist(), neighbours[window].tolist(), strict=True),
                 key=lambda pair: (-pair[0], pair[1]),
             ):
                 if other >= j or not kept[other]:
@@ -97,6 +98,20 @@ def near_duplicates(
             else:
                 duplicates.append(Duplicate(order[prose[j]], order[prose[found[0]]], round(found[1], 4)))
     return Dedup([order[r] for r in sorted(kept_ranks)], duplicates, guarded)
+
+
+def _range_search(grid: np.ndarray, threshold: float, block: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every row's neighbours with cosine >= threshold, as faiss's range_search lays them out (limits, cosines,
+    indices; row j's are at limits[j]:limits[j + 1]); exact, a block of rows at a time."""
+    counts, found_sims, found_rows = [], [], []
+    for start in range(0, len(grid), block):
+        sims = similarities(grid[start : start + block], grid)
+        rows, cols = np.nonzero(sims >= threshold)
+        counts.append(np.bincount(rows, minlength=len(sims)))
+        found_sims.append(sims[rows, cols])
+        found_rows.append(cols)
+    limits = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int64)
+    return limits, np.concatenate(found_sims), np.concatenate(found_rows).astype(np.int64)
 
 
 def _guard_key(candidate: Candidate) -> tuple[frozenset[str], tuple[str, ...]]:

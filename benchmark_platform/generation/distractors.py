@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmark_platform.embed import Embedder
+from benchmark_platform.embed.exact import integer_rows, similarities
 from benchmark_platform.generation.model import Fact, norm
 
 SHARED_ATTRIBUTE_BONUS = 0.25
@@ -41,7 +42,7 @@ class _TypeIndex:
     names: list[str] = field(default_factory=list)  # display names, in first-seen order of the sorted facts
     keys: dict[str, int] = field(default_factory=dict)  # norm(name) -> row
     attributes: list[dict[str, str]] = field(default_factory=list)  # field -> norm(value)
-    vectors: np.ndarray | None = None
+    vectors: np.ndarray | None = None  # the names' embeddings as embed.exact.integer_rows (exact similarities)
     codes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> value code per row (-1 when absent)
     code_of: dict[str, dict[str, int]] = field(default_factory=dict)  # field -> norm(value) -> code
 
@@ -74,7 +75,7 @@ class EntityCatalogue:
                 index.keys[key] = len(index.names)
                 index.names.append(surfaces[entity_type][key].most_common(1)[0][0])
                 index.attributes.append(attrs.get((entity_type, key), {}))
-            index.vectors = embedder.encode(index.names) if index.names else None
+            index.vectors = integer_rows(embedder.encode(index.names)) if index.names else None
             for f in sorted({f for a in index.attributes for f in a}):
                 index.code_of[f] = {v: i for i, v in enumerate(sorted({a[f] for a in index.attributes if f in a}))}
                 index.codes[f] = np.array(
@@ -107,8 +108,9 @@ def _scores(index: _TypeIndex, queries: list[Query], rows: list[int | None]) -> 
     not in the catalogue) + SHARED_ATTRIBUTE_BONUS per attribute shared with the answer, except the asked field;
     -inf where the candidate shares the asked field's value (it would also be right)."""
     assert index.vectors is not None
-    # float64, as the bonuses are: scores (and so ties) do not depend on the block size
-    scores: np.ndarray = (index.vectors[[r if r is not None else 0 for r in rows]] @ index.vectors.T).astype(np.float64)
+    # exact float64 similarities (integer rows, embed.exact): the scores, and so the ties, do not depend on the block
+    # size, the BLAS kernel or the CPU (issue 30)
+    scores: np.ndarray = similarities(index.vectors[[r if r is not None else 0 for r in rows]], index.vectors)
     scores[[j for j, r in enumerate(rows) if r is None]] = 0.0
     absent, unmatched = -3, -2  # codes are >= -1, so these match no candidate
     for f, codes in index.codes.items():
@@ -158,10 +160,15 @@ def first_then_all(first: np.ndarray, scores: np.ndarray) -> Iterator[np.ndarray
 
 def top_rows(scores: np.ndarray, n: int) -> np.ndarray:
     """Per row, the indices of the n highest scores, highest first (ties by index), without sorting the rest."""
-    if scores.shape[1] <= n:
+    m = scores.shape[1]
+    if m <= n:
         return np.argsort(-scores, axis=1, kind="stable")
-    part = np.argpartition(-scores, n, axis=1)[:, :n]
-    part.sort(axis=1)  # ties by index: a stable sort by score of index-ordered candidates
+    # argpartition's choice among scores equal to the n-th largest depends on the CPU's sort kernel: take all scores
+    # above it and the lowest-index ones equal to it instead (the n-th largest value itself is the same everywhere)
+    cut = np.partition(scores, m - n, axis=1)[:, m - n : m - n + 1]
+    above, at = scores > cut, scores == cut
+    keep = above | (at & (np.cumsum(at, axis=1) <= n - above.sum(axis=1, keepdims=True)))
+    part = np.nonzero(keep)[1].reshape(len(scores), n)  # each row's n kept indices, in index order
     order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
     return np.take_along_axis(part, order, axis=1)
 

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from benchmark_platform.embed import Embedder
+from benchmark_platform.embed.exact import integer_rows
 from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
 from benchmark_platform.generation.config import DETERMINISTIC, STRATEGIES, GenerationConfig, QuestionTemplate
@@ -213,7 +214,7 @@ class _Context:
         """Each selected fact with its 2-4 nearest facts by text embedding (cluster sizes 3, 4, 5 in turn)."""
         vectors = self._vectors
         if vectors is None:
-            vectors = self._vectors = self.embedder.encode([f.text for f in self.everything])
+            vectors = self._vectors = integer_rows(self.embedder.encode([f.text for f in self.everything]))
             self._row = {f.fact_id: i for i, f in enumerate(self.everything)}
         for at, block in zip(range(0, len(self.selected), BLOCK), self._blocks(), strict=True):
             sizes = [min(3 + (at + i) % 3, len(self.everything)) for i in range(len(block))]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchmark_platform.embed.exact import similarities
 from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.generation.distractors import EntityCatalogue, Query, first_then_all, top, type_label
 from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer, value_type
@@ -221,8 +222,9 @@ def _mined_parameters(mined: Mined, n_options: int) -> dict[str, Any]:
 def clusters(
     seeds: list[Fact], sizes: list[int], facts: list[Fact], vectors: np.ndarray, row: dict[str, int]
 ) -> list[list[Fact]]:
-    """Each seed with its `size - 1` nearest facts by text embedding (distinct texts); one matrix product."""
-    sims = vectors[[row[s.fact_id] for s in seeds]] @ vectors.T if seeds else np.zeros((0, len(facts)))
+    """Each seed with its `size - 1` nearest facts by text embedding (distinct texts); one matrix product, exact
+    (`vectors` are embed.exact.integer_rows), so the nearest are the same on every machine."""
+    sims = similarities(vectors[[row[s.fact_id] for s in seeds]], vectors) if seeds else np.zeros((0, len(facts)))
     out = []
     for seed, size, scores in zip(seeds, sizes, sims, strict=True):
         for order in first_then_all(top(scores, 8 * size), scores):

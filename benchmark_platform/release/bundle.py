@@ -53,7 +53,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+RELEASE_SIGNIFICANT_DIGITS = 12
+
+
 def parquet_bytes(frame: pl.DataFrame, canary: str, label: str) -> bytes:
+    """The frame as release parquet. Floats are rounded to 12 significant digits (issue 30): a figure that decides
+    nothing (a CI bound, a tau) may differ in its last bits with the CPU's libm or vector width, and the release's
+    bytes must not."""
+    frame = frame.with_columns(pl.col(pl.Float32, pl.Float64).round_sig_figs(RELEASE_SIGNIFICANT_DIGITS))
     buffer = io.BytesIO()
     frame.write_parquet(
         buffer,

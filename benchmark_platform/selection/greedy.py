@@ -14,13 +14,20 @@ The certificate: for every set A and every size-K set O, F(O) <= F(A) + (sum of 
 w.r.t. A) (submodularity and monotonicity), so min over evaluated A is an upper bound on the unconstrained
 size-K optimum, hence on the constrained one. It is evaluated at every step of plain greedy and at
 `bound_checkpoints` evenly spaced steps (plus the end) of lazy greedy.
+
+Nothing here calls BLAS (issue 30): gains are sparse row sums in index order, F(S) and the bound are correctly
+rounded sums (embed.exact.fixed_dot, math.fsum), and every choice among equal values goes to the lowest index, so the
+set and its certificate are the same bits on every machine given the same problem.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
+from benchmark_platform.embed.exact import fixed_dot
 from benchmark_platform.selection.problem import (
     InfeasibleSelectionError,
     SelectionProblem,
@@ -59,7 +66,7 @@ class _State:
         self.blocked = np.zeros(p.n, dtype=bool)
         if members:
             self.blocked = np.asarray(self.conflict[members].sum(axis=0)).ravel() > 0
-        self.value = float(self.cover @ p.weights)
+        self.value = fixed_dot(self.cover, p.weights)
         self.deficit = int(np.maximum(p.lower - self.counts, 0).sum())
 
     def slack(self) -> int:
@@ -112,7 +119,7 @@ class _State:
         """F(S) + the K largest marginal gains: an upper bound on the optimum."""
         k = min(self.p.k, len(gains))
         top = np.partition(gains, len(gains) - k)[len(gains) - k :] if k else gains[:0]
-        return self.value + float(top.sum())
+        return self.value + math.fsum(top.tolist())  # the partition's order varies with the CPU; fsum's sum does not
 
     def repair(self) -> None:
         """Swap a blocked candidate of a short stratum in for the chosen items that block it."""
@@ -195,8 +202,8 @@ class _LazyBounds:
                 stale = np.flatnonzero(~is_fresh & (bounds >= best))  # could still reach (or tie) the best
                 if not len(stale):
                     break
-                if len(stale) > cap:
-                    stale = stale[np.argpartition(-bounds[stale], cap - 1)[:cap]]
+                if len(stale) > cap:  # the cap largest bounds, equal ones by position (a stable sort, as everywhere)
+                    stale = stale[np.argsort(-bounds[stale], kind="stable")[:cap]]
                 cap = len(pool)
                 rows = pool[stale]
                 ub[rows] = state.gains_of(rows)

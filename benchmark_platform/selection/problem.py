@@ -12,6 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark_platform.embed.exact import fixed_dot
+
 
 class InfeasibleSelectionError(ValueError):
     """The quotas cannot be met; `stratum` names the stratum at fault ('' when it is the total size)."""
@@ -128,13 +130,13 @@ class SelectionProblem:
         if len(selected) == 0:
             return 0.0
         best = self.coverage[selected].max(axis=0).toarray().ravel()
-        return float(best @ self.weights)
+        return fixed_dot(best, self.weights)  # correctly rounded: it decides repairs and greedy vs MIP
 
     def coverable(self) -> float:
         """sum_u mu(u) max_q S_sp(q, u) over all candidates: F of the whole pool, an upper bound on any F(S)."""
         if self.n == 0:
             return 0.0
-        return float(self.coverage.max(axis=0).toarray().ravel() @ self.weights)
+        return fixed_dot(self.coverage.max(axis=0).toarray().ravel(), self.weights)
 
 
 class SelectionResult(BaseModel):

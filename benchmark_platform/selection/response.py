@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from benchmark_platform.analysis.fidelity import holdout_validation
 from benchmark_platform.analysis.irt import correctness_matrix, fit_irt
+from benchmark_platform.embed.exact import fixed_matmul, quantise
 from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 
@@ -91,9 +92,12 @@ def standardized_patterns(correct: np.ndarray) -> np.ndarray:
 
 
 def pattern_similarity(patterns: np.ndarray, rows: np.ndarray, neighbours: int, *, block: int = 2048) -> sp.csr_matrix:
-    """rho+(rows[i], v) for every pool item v, keeping each column's `neighbours` largest.
+    """rho+(rows[i], v) for every pool item v, keeping each column's `neighbours` largest (equal ones by row order).
 
     `patterns` are standardized_patterns (models x pool items); `rows` index the candidates among the pool items.
+    The correlations are summed model by model in that order (embed.exact.fixed_matmul, no BLAS): a BLAS product's
+    last bits follow the kernel, and which candidate covers which item (the top `neighbours`, ties included by row
+    order) must not.
     Computed a block of pool columns at a time, so memory stays at len(rows) x block.
     """
     n, m = len(rows), patterns.shape[1]
@@ -101,8 +105,8 @@ def pattern_similarity(patterns: np.ndarray, rows: np.ndarray, neighbours: int, 
     candidates = patterns[:, rows]
     rows_kept, cols_kept, values_kept = [], [], []
     for start in range(0, m, block):
-        sims = candidates.T @ patterns[:, start : start + block]  # (n, block)
-        top = np.argpartition(-sims, keep - 1, axis=0)[:keep] if keep < n else np.indices(sims.shape)[0]
+        sims = fixed_matmul(candidates, patterns[:, start : start + block])  # (n, block)
+        top = np.argsort(-sims, axis=0, kind="stable")[:keep]
         values = np.take_along_axis(sims, top, axis=0)
         positive = values > 1e-9
         rows_kept.append(top[positive])
@@ -123,7 +127,8 @@ def item_information(correct: np.ndarray) -> np.ndarray:
         return np.zeros(correct.shape[1])
     fit = fit_irt(correct)
     p = fit.probabilities(fit.abilities)
-    return np.asarray((fit.discrimination**2 * p * (1 - p)).mean(axis=0), dtype=float)
+    # on the 1e-9 grid: the information enters the objective as a column that decides picks (issue 30)
+    return quantise((fit.discrimination**2 * p * (1 - p)).mean(axis=0))
 
 
 def response_weight(config: ResponseTermConfig, k: int) -> float:

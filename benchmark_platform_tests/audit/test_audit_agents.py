@@ -32,6 +32,7 @@ from benchmark_platform.audit.pool import (
 )
 from benchmark_platform.audit.runner import run_audit
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.embed.exact import integer_rows, similarities
 
 CONFIG = AuditConfig()
 
@@ -117,10 +118,13 @@ def test_nearest_earlier_is_blockwise_exact() -> None:
     rng = np.random.default_rng(1)
     v = rng.normal(size=(2100, 8)).astype(np.float32)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
-    best, cos = nearest_earlier(v)
-    sims = v @ v.T
+    grid = integer_rows(v)
+    best, cos = nearest_earlier(grid)
+    sims = v.astype(np.float64) @ v.T.astype(np.float64)
+    exact = similarities(grid, grid)
     for k in (1, 1023, 1024, 2099):
-        assert best[k] == int(np.argmax(sims[k, :k])) and cos[k] == pytest.approx(sims[k, :k].max(), abs=1e-5)
+        assert best[k] == int(np.argmax(exact[k, :k])) and cos[k] == exact[k, :k].max()
+        assert cos[k] == pytest.approx(sims[k, :k].max(), abs=1e-5)
     assert best[0] == -1
 
 

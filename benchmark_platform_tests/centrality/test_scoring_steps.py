@@ -21,6 +21,7 @@ from benchmark_platform.centrality.scoring import (
     shortlist,
     support_pairs,
 )
+from benchmark_platform.embed.exact import integer_rows, similarities
 
 
 def _anchors(**update: object) -> AnchorSet:
@@ -80,17 +81,18 @@ def test_item_table_refuses_an_unmapped_key_a_repeat_or_an_anchor_as_candidate()
         item_table([Candidate(id="a1", text="x", stratum_key="sentence")], _anchors())
 
 
-def test_nearest_is_exact_for_small_bases_and_seeded_for_large_ones():
+def test_nearest_is_exact_and_breaks_ties_by_row():
     rng = np.random.default_rng(0)
     small = rng.normal(size=(50, 8)).astype(np.float32)
     small /= np.linalg.norm(small, axis=1, keepdims=True)
-    found = nearest(small, small, k=3, seed=1)
+    grid = integer_rows(small)
+    found = nearest(grid, grid, k=3)
     assert found.shape == (50, 4) and (found[:, 0] == np.arange(50)).all()  # each row's nearest is itself
-    large = rng.normal(size=(5000, 8)).astype(np.float32)
-    large /= np.linalg.norm(large, axis=1, keepdims=True)
-    first, again = nearest(large, large[:200], 5, seed=7), nearest(large, large[:200], 5, seed=7)
-    assert (first == again).all()  # the IVF index trains from its seed: same inputs, same neighbours
-    assert (first[:, 0] == np.arange(200)).mean() > 0.9
+    sims = similarities(grid, grid)
+    assert (np.take_along_axis(sims, found, axis=1)[:, :-1] >= np.take_along_axis(sims, found, axis=1)[:, 1:]).all()
+    twins = integer_rows(np.repeat(small[:1], 6, axis=0))  # six equal rows: equal similarities rank by row
+    assert nearest(twins, twins[:2], k=2).tolist() == [[0, 1, 2], [0, 1, 2]]
+    assert nearest(grid[:2], grid[:1], k=3).tolist() == [[0, 1, -1, -1]]  # fewer rows than k + 1: -1 pads
 
 
 def test_bank_weights_are_omega_spread_over_each_stratum_present():

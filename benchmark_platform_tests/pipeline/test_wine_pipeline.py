@@ -14,6 +14,7 @@ from benchmark_platform.defs.llm.resources import LLMGatewayResource
 from benchmark_platform.defs.pipeline import materialize_all
 from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
+from benchmark_platform.release.digest import DIGEST_FILE, committed_digest, first_difference, release_digest
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
 
@@ -91,6 +92,16 @@ def test_second_run_adds_no_rows_and_rewrites_identical_bytes(built):
             assert (first_dir / name).read_bytes() == (second_dir / name).read_bytes(), name
     first_manifest, second_manifest = (json.loads((d / "manifest.json").read_text()) for d in (first_dir, second_dir))
     assert first_manifest["files"] == second_manifest["files"]
+
+
+def test_release_is_the_committed_release_digest(built):
+    """Issue 30: this machine built the wine release the repository names (specs/wine/release_digest.json); after a
+    change that legitimately changes it, `benchmark-platform release digest --spec wine --write` regenerates it."""
+    _, spec, [(_, release_dir), _] = built
+    expected = committed_digest(spec.directory)
+    assert expected is not None, f"no {DIGEST_FILE} next to {spec.name}'s spec"
+    difference = first_difference(expected, release_digest(release_dir))
+    assert difference is None, f"this machine built another {spec.name} release than the committed digest: {difference}"
 
 
 def test_release_drops_items_failing_a_critical_audit(built):

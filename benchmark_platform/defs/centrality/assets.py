@@ -37,7 +37,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         backfill_policy=SINGLE_RUN,
         # with a signature model, the pool of its provider (one per step: it bounds the calls); else the stage's
         pool=busiest_pool([model] if model else []) or stage_pool("support_centrality"),
-        description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by faiss, S_d pair scores, "
+        description="psi(q), A^_d with BootLQ, reference bank B-bar_d, N_k by exact search, S_d pair scores, "
         "C^_d with the anchor tail surrogate and BootLQ, and the shortlist K_d of each fact pool.",
     )
     def support_centrality(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
