@@ -35,6 +35,10 @@ class FactTemplate(BaseModel):
     # a numeric value as the fact states it: rounded to this many decimals, thousands grouped (2: '841.6198' ->
     # '841.62'; 0: '480118.66' -> '480,119'); the anchoring span stays the source's own digits
     value_decimals: int | None = Field(default=None, ge=0, le=6)
+    # the value names an entity of this type (an AVA 'within' another): each value must resolve to a gazetteer entity
+    # of the type, else the fact is rejected with that reason. Two parts of a multi-valued field that only resolve
+    # together are one name the source split ('Upper Mississippi|River Valley' is one AVA, not 'River Valley')
+    value_entity_type: str | None = None
 
 
 class GazetteerFile(BaseModel):

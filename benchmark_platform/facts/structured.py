@@ -111,6 +111,21 @@ def extract_structured(
                 parts = _parts(document.text, span, value, config.list_separator)
             else:
                 parts = [(value, span)]
+            if template.value_entity_type is not None:
+                parts, unresolved = _resolved(parts, template.value_entity_type, gazetteer)
+                rejections += [
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *part_span,
+                        "template",
+                        f"value names no {template.value_entity_type} of the gazetteer",
+                        part,
+                        detail=template.field,
+                        discipline=template.discipline,
+                    )
+                    for part, part_span in unresolved
+                ]
             for part, part_span in parts:
                 candidate = _fact(document, template, record, part, str(subject).strip(), part_span, config, gazetteer)
                 _check(candidate, document, part_span, template, config, on_topic, candidates, rejections)
@@ -141,6 +156,32 @@ def _parts(text: str, span: tuple[int, int], value: str, separator: str) -> list
             out.append((part, (position, position + len(part))))
             at = position + len(part)
     return out
+
+
+Part = tuple[str, tuple[int, int]]
+
+
+def _resolved(parts: list[Part], entity_type: str, gazetteer: Gazetteer) -> tuple[list[Part], list[Part]]:
+    """(values that name an entity of the type, values that do not): a part that resolves alone stays; one that does
+    not is joined with the next part when the two resolve together (the source split one name at a space)."""
+
+    def resolves(name: str) -> bool:
+        known = gazetteer.lookup(name)
+        return known is not None and known.entity_type == entity_type
+
+    good, bad, i = [], [], 0
+    while i < len(parts):
+        part, span = parts[i]
+        if resolves(part):
+            good.append((part, span))
+            i += 1
+        elif i + 1 < len(parts) and resolves(joined := f"{part} {parts[i + 1][0]}"):
+            good.append((joined, (span[0], parts[i + 1][1][1])))
+            i += 2
+        else:
+            bad.append((part, span))
+            i += 1
+    return good, bad
 
 
 def _check(
