@@ -50,6 +50,11 @@ class QuestionTemplate(BaseModel):
     explanation: str  # str.format over {subject}, {value} and {answer}
     difficulty: Difficulty = "L1"
     cognitive: Cognitive = "recall"
+    # 'highest' / 'lowest' only: the key's value must be at least `min_ratio` times every other option's (lowest:
+    # at most 1/min_ratio), and at least `min_share_of_largest` of the field's largest value (no contest between
+    # tiny values); compared exactly on the values' decimal digits
+    min_ratio: float | None = Field(default=None, ge=1.0)
+    min_share_of_largest: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class PseudoMcqConfig(BaseModel):

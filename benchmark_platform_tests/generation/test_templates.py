@@ -86,3 +86,24 @@ def test_pseudo_mcq_statements_about_one_appellation_take_its_fields_in_turn():
     assert {f.subject for f in group} == {"Pomerol"}
     assert len({f.field for f in group}) == 5  # every field once before a second variety
     assert _one_per_field_in_turn(pomerol[0], pomerol[:3], 6) is None
+
+
+def test_a_comparison_of_statistics_needs_values_far_apart_and_a_key_that_is_not_tiny():
+    """Issue 34: 'which département declared the most' only between values 1.5x apart, never among tiny ones."""
+    declared = {"Gironde": "4,500,000", "Aude": "2,000,000", "Gard": "1,900,000", "Var": "1,000,000"}
+    declared |= {"Lozère": "3,000", "Meuse": "1,900", "Oise": "1,000", "Aisne": "100", "Tarn": "2,100"}
+    facts = [_fact(s, "q_aop_rouge", v) for s, v in declared.items()]
+    index = FieldIndex(facts)
+    strict = _template("highest", "q_aop_rouge").model_copy(update={"min_ratio": 1.5, "min_share_of_largest": 0.05})
+    gironde = next(f for f in facts if f.subject == "Gironde")
+    item = template_item("wine", 1, strict, gironde, index, 4, 0, "v")
+    assert item is not None and item.options[0] == "Gironde"
+    assert all(int(declared[o].replace(",", "")) * 3 <= 4_500_000 * 2 for o in item.options[1:])
+    # Aude is not 1.5x above Gard: Gard is never its distractor
+    aude = next(f for f in facts if f.subject == "Aude")
+    aude_item = template_item("wine", 1, strict, aude, index, 4, 0, "v")
+    assert aude_item is not None and "Gard" not in aude_item.options
+    # Lozère beats three others by far, but 3,000 hl beside 4.5 million is a contest between tiny values
+    lozere = next(f for f in facts if f.subject == "Lozère")
+    assert template_item("wine", 1, strict, lozere, index, 4, 0, "v") is None
+    assert template_item("wine", 1, _template("highest", "q_aop_rouge"), lozere, index, 4, 0, "v") is not None
