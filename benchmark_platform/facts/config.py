@@ -39,6 +39,11 @@ class FactTemplate(BaseModel):
     # of the type, else the fact is rejected with that reason. Two parts of a multi-valued field that only resolve
     # together are one name the source split ('Upper Mississippi|River Valley' is one AVA, not 'River Valley')
     value_entity_type: str | None = None
+    # the whole subject must match this regular expression (a name the source mis-decoded, 'feteasc? alb?', or
+    # annotated, 'chatus (wine grape)', gives no fact: it is recorded as a rejection)
+    subject_pattern: str | None = None
+    # the source writes names in lower case ('moreto'): questions write them as names ('Moreto', 'Nero d'Avola')
+    name_case: bool = False
 
 
 class GazetteerFile(BaseModel):

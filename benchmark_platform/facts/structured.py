@@ -132,6 +132,23 @@ def extract_structured(
     return candidates, rejections
 
 
+_PARTICLES = frozenset({"de", "du", "des", "di", "da", "do", "dos", "das", "del", "della", "la", "le", "les", "of"})
+
+
+def name_case(name: str) -> str:
+    """'moreto' -> 'Moreto', 'nero d'avola' -> 'Nero d'Avola', 'muscat of alexandria' -> 'Muscat of Alexandria'."""
+
+    def word(w: str, first: bool) -> str:
+        if not first and w in _PARTICLES:
+            return w
+        elided = re.match(r"^([dl]')(.+)$", w)
+        if elided and not first:
+            return elided.group(1) + word(elided.group(2), True)
+        return "-".join(p[:1].upper() + p[1:] for p in w.split("-"))
+
+    return " ".join(word(w, i == 0) for i, w in enumerate(name.split()))
+
+
 def _unusable_row(template: FactTemplate, subject: object, value: object) -> tuple[str, str, str] | None:
     """Why a record gives this template no fact (reason, offending text, field), or None when it may."""
     if value in (None, "") or subject in (None, ""):
@@ -139,6 +156,8 @@ def _unusable_row(template: FactTemplate, subject: object, value: object) -> tup
     subject_text, value_text = str(subject).strip(), str(value).strip()
     if subject_text in template.skip_subjects:
         return "an aggregate row, not an entity", subject_text, template.subject_field
+    if template.subject_pattern is not None and not re.fullmatch(template.subject_pattern, subject_text):
+        return "subject is not a clean name (mis-decoded or annotated)", subject_text, template.subject_field
     if template.value_pattern is not None and not re.fullmatch(template.value_pattern, value_text):
         return "value does not match the field's pattern", value_text, template.field
     if template.value_decimals is not None and not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value_text):
@@ -247,6 +266,8 @@ def _fact(
     named = template.subject_names.get(subject)
     if named is not None:
         subject = fields[template.subject_field] = named
+    elif template.name_case:
+        subject = fields[template.subject_field] = name_case(subject)
     try:
         text = template.template.format_map(fields)
     except KeyError as missing:

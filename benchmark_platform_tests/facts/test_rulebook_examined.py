@@ -11,7 +11,7 @@ from benchmark_platform.facts.models import SourceDocument
 from benchmark_platform.facts.rulebook import extract_rulebook, with_unit
 from benchmark_platform.facts.rules import OnTopic
 from benchmark_platform.facts.salience import is_question_material, with_salience
-from benchmark_platform.facts.structured import extract_structured
+from benchmark_platform.facts.structured import extract_structured, name_case
 from benchmark_platform.ingest.adapters.legal_text import legal_text
 
 
@@ -127,3 +127,18 @@ def test_a_split_ava_name_is_joined_or_rejected_never_truncated(wine_spec, gazet
     rejected = [(r.reason, r.text) for r in out["bogus"][1] if r.detail == "within"]
     assert kept == ["Napa Valley"]
     assert rejected == [("value names no ava of the gazetteer", "Nowhere Creek")]
+
+
+def test_grape_names_are_written_as_names_and_mangled_ones_give_no_fact(wine_spec, gazetteer):
+    assert name_case("moreto") == "Moreto"
+    assert name_case("nero d'avola") == "Nero d'Avola"
+    assert name_case("muscat of alexandria") == "Muscat of Alexandria"
+    text = "variety,colour\nmoreto,red\nfeteasc? alb?,white\nchatus (wine grape),red\nxarel·lo,white\n"
+    document = SourceDocument("grapes", "wikipedia_grape_list", "text/csv", "grapes", text)
+    candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
+    assert sorted(c.text for c in candidates) == [
+        "Moreto is a red grape variety.",
+        "Xarel·lo is a white grape variety.",
+    ]
+    assert sorted(r.text for r in rejections) == ["chatus (wine grape)", "feteasc? alb?"]
+    assert {r.reason for r in rejections} == {"subject is not a clean name (mis-decoded or annotated)"}
