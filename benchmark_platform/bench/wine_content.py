@@ -1,8 +1,9 @@
 """What a wine release asks about (issue 34): every released item classified into the kind of knowledge it tests.
 
-`python -m benchmark_platform.bench wine_content RELEASE_DIR [RELEASE_DIR ...] [--sample N] [--seed S]`
+`python -m benchmark_platform.bench wine_content [RELEASE_DIR ...] [--sample N] [--seed S]`
 
-RELEASE_DIR is a release bundle (`<releases>/wine/<version>`). An item's kind is the kind of its answer fact (else of
+RELEASE_DIR is a release bundle (`<releases>/wine/<version>`; default: every wine release `make run` wrote under
+`releases/`). An item's kind is the kind of its answer fact (else of
 its first linked fact), read from the fact's extraction method ('rulebook:claim_deadline', 'template:surface_ha') and,
 for the styles a rulebook covers, its text (sweet styles are a sweetness question). Administration (declaration
 deadlines and delays, vat capacity, regulation numbers) and statistics (customs harvest declarations, surveyed
@@ -13,12 +14,15 @@ discipline and in all. `--sample N` prints N items drawn with a seeded generator
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import polars as pl
+
+from benchmark_platform.paths import RELEASES_DIR
 
 ADMINISTRATION, STATISTICS = "administration", "statistics"
 # extraction method -> kind (methods not listed: 'other')
@@ -91,6 +95,7 @@ KINDS: dict[str, str] = {
     "sentence": "prose",
     "template:City": "registry",
 }
+RULEBOOK_SOURCE = "inao_cahiers"
 SWEET_STYLES = ("liquoreux", "moelleux", "doux naturel", "sweet")
 
 
@@ -136,6 +141,18 @@ def table(classified: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def rulebooks_asked(release: Path) -> tuple[int, int, list[str]]:
+    """(rulebooks some released item's fact comes from, rulebooks in the release's sources, the URLs of the others)."""
+    data = release / "data"
+    facts = pl.read_parquet(data / "facts.parquet").filter(pl.col("source_id") == RULEBOOK_SOURCE)
+    linked = set(pl.read_parquet(data / "item_facts.parquet")["fact_id"])
+    asked = set(facts.filter(pl.col("fact_id").is_in(linked))["document_url"])
+    spec = json.loads((release / "spec.json").read_text(encoding="utf-8"))
+    source = next(s for s in spec["sources"] if s["id"] == RULEBOOK_SOURCE)
+    every = {source["url_template"].format(key=key) for key in source["keys"]}
+    return len(asked & every), len(every), sorted(every - asked)
+
+
 def sample(release: Path, classified: pl.DataFrame, n: int, seed: int) -> str:
     options = pl.read_parquet(release / "data" / "options.parquet").sort("item_id", "position")
     by_item: dict[str, list[tuple[str, bool]]] = defaultdict(list)
@@ -153,16 +170,26 @@ def sample(release: Path, classified: pl.DataFrame, n: int, seed: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark_platform.bench wine_content")
-    parser.add_argument("releases", nargs="+", type=Path, help="release bundles (<releases>/wine/<version>)")
+    parser.add_argument("releases", nargs="*", type=Path, help="release bundles (default: releases/wine/*)")
     parser.add_argument("--sample", type=int, default=0, help="print this many items drawn with --seed")
     parser.add_argument("--seed", type=int, default=34)
     args = parser.parse_args()
-    for release in args.releases:
+    releases = args.releases or sorted(p for p in (RELEASES_DIR / "wine").glob("*") if p.is_dir())
+    if not releases:
+        print(
+            f"error: no release under {RELEASES_DIR / 'wine'}: run `make run` or name a release bundle", file=sys.stderr
+        )
+        return 2
+    for release in releases:
         if not (release / "data" / "items.parquet").is_file():
             print(f"error: {release}: no data/items.parquet (not a release bundle)", file=sys.stderr)
             return 2
         classified = classify(release)
         print(f"## {release}\n\n{table(classified)}\n")
+        asked, total, missing = rulebooks_asked(release)
+        print(f"rulebook appellations asked about: {asked} of {total}")
+        for url in missing:
+            print(f"   not asked: {'/'.join(url.split('/')[-3:])}")
         if args.sample:
             print(sample(release, classified, args.sample, args.seed) + "\n")
     return 0
