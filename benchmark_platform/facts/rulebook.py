@@ -348,23 +348,26 @@ _MENTION = re.compile(
     r"[«\"“]\s*(?P<q>[^»\"”]{2,40}?)\s*[»\"”](?:\s*(?:et|ou)\s*[«\"“]\s*(?P<q2>[^»\"”]{2,40}?)\s*[»\"”])?"
     r"|(?:mentions?|termes?) (?P<bare>sélection de grains nobles|vin de paille|vin jaune|blanquette de Limoux|"
     r"méthode ancestrale|vin doux naturel|primeur|nouveau)\b"
-    r"|dénomination géographique (?P<val>Val de Loire)\b"
-    r"|(?P<vintage>indication du millésime|mention de l'année de récolte)",
+    r"|dénomination géographique (?P<val>Val de Loire)\b",
     re.IGNORECASE,
 )
 
 
-_EVERY_AOC = frozenset({"appellation contrôlée", "appellation d'origine contrôlée"})  # on every AOC's label
+# mentions that tell no appellation from another: the one every AOC carries, and the sweetness terms and vintage that
+# EU labelling rules allow any wine (a rulebook that names 'sec' does not make 'sec' wrong for another appellation)
+_EVERY_AOC = frozenset(
+    {"appellation contrôlée", "appellation d'origine contrôlée", "sec", "demi-sec", "moelleux", "doux", "mousseux"}
+)
 
 
 def _mentions(line: Line, glossary: Glossary) -> Iterator[Found]:
     if line.chapter not in ("II", "XII", "XIII"):
         return
     for m in _MENTION.finditer(line.text):
-        for group in ("q", "q2", "bare", "val", "vintage"):
+        for group in ("q", "q2", "bare", "val"):
             if m.group(group) is None:
                 continue
-            french = "millésime" if group == "vintage" else " ".join(m.group(group).split())
+            french = " ".join(m.group(group).split())
             if french.lower() in _EVERY_AOC:
                 continue
             value = glossary(french)

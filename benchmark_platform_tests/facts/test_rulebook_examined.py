@@ -71,12 +71,13 @@ def test_sparkling_wines_time_on_the_lees_and_labelling_mentions(facts):
         "at least 15 months in bottle on the lees from tirage",
     ]
     assert champagne[("elevage", "vintage wines")] == ["at least 36 months in bottle on the lees from tirage"]
-    assert {"grand cru", "premier cru", "the vintage (millésime)"} <= set(champagne[("mention", "")])
+    assert {"grand cru", "premier cru"} <= set(champagne[("mention", "")])
     assert "sélection de grains nobles (SGN)" in facts["Coteaux du Layon"][("mention", "")]
     assert {"vin de paille", "vin jaune"} <= set(facts["Côtes du Jura"][("mention", "")])
     assert {"primeur", "nouveau"} <= set(facts["Coteaux du Tricastin"][("mention", "")])
-    # the mention every AOC carries tells no appellation from another
-    assert all("Appellation contrôlée" not in v for by in facts.values() for v in by.get(("mention", ""), []))
+    # the mention every AOC carries, and sweetness terms any wine may carry, tell no appellation from another
+    mentions = {v for by in facts.values() for v in by.get(("mention", ""), [])}
+    assert not mentions & {"Appellation contrôlée", "sec (dry)", "demi-sec (medium-dry)", "the vintage (millésime)"}
 
 
 def test_hand_harvesting_and_successive_passes_are_separate_facts(facts):
