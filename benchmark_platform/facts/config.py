@@ -125,6 +125,7 @@ class SalienceRule(BaseModel):
 
     source: str | None = None  # None: every source
     field: str | None = None  # None: every relation of the source
+    value: str | None = None  # None: every value of the relation
     score: float = Field(ge=0.0, le=1.0)
     reason: str
 

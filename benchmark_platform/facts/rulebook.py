@@ -434,7 +434,12 @@ def _bottle(line: Line, glossary: Glossary) -> Iterator[Found]:
 
 
 # (not 'la vendange manuelle est obligatoire pour ...': a rule for one way of making the wine, not the appellation's)
-_HAND = re.compile(r"récoltés manuellement(?P<tries> par tries(?: successives)?)?", re.I)
+_HAND = re.compile(
+    r"récoltés manuellement(?P<tries> par tries(?: successives)?)?"
+    r"|L'utilisation de la machine à vendanger[^.]*? est interdite",  # no machine: picked by hand
+    re.I,
+)
+BY_HAND, NO_HARVEST_RULE = "requires the grapes to be picked by hand", "sets no rule on how the grapes are picked"
 
 
 def _harvest(line: Line, glossary: Glossary) -> Iterator[Found]:
@@ -448,10 +453,10 @@ def _harvest(line: Line, glossary: Glossary) -> Iterator[Found]:
             r"vins\s*[«\"“]\s*liquoreux", line.text[: m.start()], re.I
         ):  # 'Les vins "liquoreux"'
             qualifier = glossary("vins liquoreux")
-        yield Found("harvest_method", line.start + m.start(), line.start + m.end(), "by hand", qualifier)
+        yield Found("harvest_method", line.start + m.start(), line.start + m.end(), BY_HAND, qualifier)
         # 'by hand' holds for grapes picked in successive passes too: the passes are a fact of their own, so no
         # option ever offers one as the other's wrong answer
-        if m.group("tries"):
+        if m.group("tries") is not None:
             yield Found(
                 "harvest_passes",
                 line.start + m.start("tries"),
@@ -612,6 +617,18 @@ ATTRIBUTES: dict[str, str] = {
 }
 
 
+def _no_harvest_rule(all_lines: list[Line]) -> Iterator[Found]:
+    """Chapter VII's 'b) Dispositions particulières de récolte.' followed by 'Pas de disposition particulière.': the
+    rulebook says how the grapes are picked is free (the fact that rules 'by hand' out for it)."""
+    for line, following in zip(all_lines, all_lines[1:], strict=False):
+        if (
+            line.chapter == "VII"
+            and "dispositions particulières de récolte" in line.text.lower()
+            and re.match(r"\s*Pas de dispositions? particulières?", following.text, re.I)
+        ):
+            yield Found("harvest_method", following.start, following.start + len(following.text), NO_HARVEST_RULE)
+
+
 # --- tables ------------------------------------------------------------------------------------------------------
 
 # header words -> the attribute its column states (a table's header line names the columns, rows name the wines)
@@ -685,6 +702,7 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
                 found.extend(read)
             except Untranslated as missing:
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
+    found.extend(_no_harvest_rule(all_lines))
     try:
         found.extend(_tables(all_lines, glossary))
     except Untranslated as missing:

@@ -45,6 +45,7 @@ class QuestionTemplate(BaseModel):
     discipline: str  # the pillar the template is written for (a taxonomy leaf)
     field: str  # the fact field (attributes.field) it applies to, in any partition
     entity_type: str | None = None  # restricts it to facts about entities of this type
+    values: list[str] = Field(default_factory=list)  # restricts it to facts with one of these values (empty: any)
     ask: Literal["value", "subject", "negative", "highest", "lowest"]
     question: str  # str.format over {subject} and {value}
     explanation: str  # str.format over {subject}, {value} and {answer}

@@ -177,7 +177,10 @@ def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[Qu
     return [
         t
         for t in templates
-        if fact.structured and t.field == fact.field and (t.entity_type is None or t.entity_type == fact.entity_type)
+        if fact.structured
+        and t.field == fact.field
+        and (t.entity_type is None or t.entity_type == fact.entity_type)
+        and (not t.values or fact.value in t.values)
     ]
 
 

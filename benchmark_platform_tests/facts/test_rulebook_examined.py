@@ -8,7 +8,7 @@ import pytest
 
 from benchmark_platform.facts.gazetteer import Gazetteer
 from benchmark_platform.facts.models import SourceDocument
-from benchmark_platform.facts.rulebook import extract_rulebook, with_unit
+from benchmark_platform.facts.rulebook import BY_HAND, NO_HARVEST_RULE, extract_rulebook, with_unit
 from benchmark_platform.facts.rules import OnTopic
 from benchmark_platform.facts.salience import is_question_material, with_salience
 from benchmark_platform.facts.structured import extract_structured, name_case
@@ -81,7 +81,10 @@ def test_sparkling_wines_time_on_the_lees_and_labelling_mentions(facts):
 
 
 def test_hand_harvesting_and_successive_passes_are_separate_facts(facts):
-    assert facts["Bonnezeaux"][("harvest_method", "")] == ["by hand"]
+    assert facts["Bonnezeaux"][("harvest_method", "")] == [BY_HAND]
+    assert facts["Condrieu"][("harvest_method", "")] == [BY_HAND]  # 'la machine à vendanger ... est interdite'
+    # 'Pas de disposition particulière' under the harvest provisions: the fact that proves 'by hand' wrong for it
+    assert facts["Pomerol"][("harvest_method", "")] == [NO_HARVEST_RULE]
     assert facts["Bonnezeaux"][("harvest_passes", "")] == ["in successive passes (tries successives)"]
     # 'hand harvesting is compulsory for carbonic maceration': a rule for one cuvée, not for the appellation
     assert ("harvest_method", "") not in facts.get("Saint-Nicolas-de-Bourgueil", {})
@@ -103,6 +106,7 @@ def test_paperwork_stays_a_fact_at_the_bar_below_what_defines_the_wine(shared_da
     document = SourceDocument("condrieu", "inao_cahiers", "text/markdown", "c", legal_text(path.read_text("utf-8")))
     candidates, _ = extract_rulebook(document, wine_spec.facts, gazetteer)
     scored = {c.attributes["field"]: with_salience(c, wine_spec.facts.salience) for c in candidates}
+
     sole, claim = scored["sole_variety"].attributes["salience"], scored["claim_deadline"].attributes["salience"]
     assert sole["score"] > claim["score"] >= wine_spec.facts.salience.min_score
     assert is_question_material(scored["claim_deadline"]) and claim["reasons"][0].startswith("administration")
@@ -143,3 +147,14 @@ def test_grape_names_are_written_as_names_and_mangled_ones_give_no_fact(wine_spe
     ]
     assert sorted(r.text for r in rejections) == ["chatus (wine grape)", "feteasc? alb?"]
     assert {r.reason for r in rejections} == {"subject is not a clean name (mis-decoded or annotated)"}
+
+
+def test_the_absence_of_a_harvest_rule_proves_but_asks_nothing(shared_data, wine_spec, gazetteer):
+    path = next((shared_data / "inao_fr_appellations" / "cahiers_des_charges").glob("aoc_pomerol*.md"))
+    document = SourceDocument("pomerol", "inao_cahiers", "text/markdown", "p", legal_text(path.read_text("utf-8")))
+    candidates, _ = extract_rulebook(document, wine_spec.facts, gazetteer)
+    free = with_salience(
+        next(c for c in candidates if c.attributes["field"] == "harvest_method"), wine_spec.facts.salience
+    )
+    assert free.text == "The Pomerol rulebook sets no rule on how the grapes are picked."
+    assert not is_question_material(free) and free.attributes["salience"]["reasons"][0].startswith("absence of a rule")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
 from benchmark_platform.generation.run import _one_per_field_in_turn
-from benchmark_platform.generation.templates import FieldIndex, numeric, template_item
+from benchmark_platform.generation.templates import FieldIndex, matching_templates, numeric, template_item
 
 
 def _fact(subject: str, field: str, value: str) -> Fact:
@@ -107,3 +107,18 @@ def test_a_comparison_of_statistics_needs_values_far_apart_and_a_key_that_is_not
     lozere = next(f for f in facts if f.subject == "Lozère")
     assert template_item("wine", 1, strict, lozere, index, 4, 0, "v") is None
     assert template_item("wine", 1, _template("highest", "q_aop_rouge"), lozere, index, 4, 0, "v") is not None
+
+
+def test_a_template_restricted_to_values_asks_only_about_them():
+    """Issue 34: 'which of these requires hand picking?' is asked of the rulebooks that require it; the rulebooks
+    that set no harvest rule only prove the distractors wrong."""
+    hand, free = "requires the grapes to be picked by hand", "sets no rule on how the grapes are picked"
+    facts = [_fact(s, "harvest_method", hand) for s in ("Condrieu", "Bonnezeaux", "Savennières", "Palette")]
+    facts += [_fact(s, "harvest_method", free) for s in ("Pomerol", "Buzet", "Fitou", "Margaux")]
+    index = FieldIndex(facts)
+    template = _template("subject", "harvest_method").model_copy(update={"values": [hand]})
+    assert matching_templates([template], facts[0]) == [template]
+    assert matching_templates([template], facts[4]) == []
+    item = template_item("wine", 1, template, facts[0], index, 4, 0, "v")
+    assert item is not None and item.options[0] == "Condrieu"
+    assert set(item.options[1:]) <= {"Pomerol", "Buzet", "Fitou", "Margaux"}
