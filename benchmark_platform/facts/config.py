@@ -35,6 +35,15 @@ class FactTemplate(BaseModel):
     # a numeric value as the fact states it: rounded to this many decimals, thousands grouped (2: '841.6198' ->
     # '841.62'; 0: '480118.66' -> '480,119'); the anchoring span stays the source's own digits
     value_decimals: int | None = Field(default=None, ge=0, le=6)
+    # the value names an entity of this type (an AVA 'within' another): each value must resolve to a gazetteer entity
+    # of the type, else the fact is rejected with that reason. Two parts of a multi-valued field that only resolve
+    # together are one name the source split ('Upper Mississippi|River Valley' is one AVA, not 'River Valley')
+    value_entity_type: str | None = None
+    # the whole subject must match this regular expression (a name the source mis-decoded, 'feteasc? alb?', or
+    # annotated, 'chatus (wine grape)', gives no fact: it is recorded as a rejection)
+    subject_pattern: str | None = None
+    # the source writes names in lower case ('moreto'): questions write them as names ('Moreto', 'Nero d'Avola')
+    name_case: bool = False
 
 
 class GazetteerFile(BaseModel):
@@ -116,6 +125,7 @@ class SalienceRule(BaseModel):
 
     source: str | None = None  # None: every source
     field: str | None = None  # None: every relation of the source
+    value: str | None = None  # None: every value of the relation
     score: float = Field(ge=0.0, le=1.0)
     reason: str
 

@@ -15,6 +15,7 @@ the appellation name stays as written. A value the glossary cannot put into Engl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,12 +62,24 @@ class Line:
     start: int
     text: str
     chapter: str  # roman numeral of the enclosing chapter ('V', 'VI', ...), '' before the first
+    # the wines of a sub-heading the line lies under ('a) Vins susceptibles de bénéficier de la mention " vin
+    # jaune "'), in French; '' outside such a section
+    section: str = ""
+
+
+# a sub-heading naming the wines its provisions are for, and any numbered or lettered heading (which ends it)
+_SECTION = re.compile(
+    r"^(?:[a-z]\)|\d+°?)\s*(?:Vins|Pour les vins) susceptibles de bénéficier de la mention\s*[«\"“]?\s*"
+    r"(vin jaune|vin de paille|sélection de grains nobles|blanquette de Limoux|méthode ancestrale)\b",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(r"^(?:[a-z]\)|\d+°|\d+ [A-Z])")
 
 
 def lines(text: str) -> list[Line]:
     """The text's lines with the Chapitre Ier chapter each lies in (Chapitre II's obligations keep their own
-    numbering: their chapter is 'II:<n>')."""
-    out, chapter, part, at = [], "", 1, 0
+    numbering: their chapter is 'II:<n>') and the wines of the sub-heading they lie under."""
+    out, chapter, part, at, section = [], "", 1, 0, ""
     for raw in text.split("\n"):
         stripped = raw.strip()
         if re.match(r"^\**\s*Chapitre\s+II\b", stripped, re.IGNORECASE):
@@ -74,7 +87,12 @@ def lines(text: str) -> list[Line]:
         found = _CHAPTER.match(stripped)
         if found and len(stripped) < 160:
             chapter = found.group(1) if part == 1 else f"{part}:{found.group(1)}"
-        out.append(Line(at, raw, chapter))
+            section = ""
+        elif (named := _SECTION.match(stripped)) is not None:
+            section = named.group(1)
+        elif _HEADING.match(stripped):
+            section = ""
+        out.append(Line(at, raw, chapter, section))
         at += len(raw) + 1
     return out
 
@@ -84,7 +102,24 @@ def lines(text: str) -> list[Line]:
 _NUMBER = r"(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:,\s?\d+)?)"
 
 
-_WORDS = {"un": 1, "une": 1, "trois": 3, "cinq": 5, "huit": 8, "dix": 10, "quinze": 15}
+_WORDS = {
+    "un": 1,
+    "une": 1,
+    "deux": 2,
+    "trois": 3,
+    "cinq": 5,
+    "six": 6,
+    "huit": 8,
+    "neuf": 9,
+    "dix": 10,
+    "douze": 12,
+    "quinze": 15,
+    "dix-huit": 18,
+    "vingt-quatre": 24,
+    "trente-six": 36,
+}
+# durations are written one way: 'one month', '15 days' (never '1 month(s)'); the glossary gives the plural unit
+_DURATION_UNITS = {"months": "month", "days": "day", "working days": "working day", "years": "year"}
 
 
 def number(raw: str) -> str:
@@ -100,7 +135,11 @@ def number(raw: str) -> str:
 
 
 def with_unit(value: str, unit: str) -> str:
-    return f"{value}{unit}" if unit.startswith("%") else f"{value} {unit}"
+    if unit.startswith("%"):
+        return f"{value}{unit}"
+    if value == "1" and unit in _DURATION_UNITS:
+        return f"one {_DURATION_UNITS[unit]}"
+    return f"{value} {unit}"
 
 
 class Untranslated(ValueError):
@@ -126,10 +165,47 @@ _DATE = re.compile(
 )
 
 
-def date(match: re.Match[str], glossary: Glossary) -> str:
-    """'1er novembre de l'année qui suit celle de la récolte' -> '1 November of the year after the harvest'."""
-    relative = re.sub(r"\bla\s?la\b", "la", match.group(3))
-    return f"{int(match.group(1))} {glossary(match.group(2))} {glossary(relative)}"
+def date(match: re.Match[str], glossary: Glossary, at_the_latest: bool = False) -> str | None:
+    """'1er novembre de l'année qui suit celle de la récolte' -> '1 November of the year after the harvest'.
+
+    A deadline 'au plus tard le 31 décembre' is the same deadline as 'avant le 1er janvier': it is written in the
+    one form 'before' takes, the day after (None when that day is not certain: the end of February)."""
+    relative = glossary(re.sub(r"\bla\s?la\b", "la", match.group(3)))
+    day, month = int(match.group(1)), glossary(match.group(2))
+    if at_the_latest:
+        shifted = _day_after(day, month, relative)
+        if shifted is None:
+            return None
+        day, month, relative = shifted
+    return f"{day} {month} {relative}"
+
+
+_MONTH_DAYS = {
+    "January": 31,
+    "March": 31,
+    "April": 30,
+    "May": 31,
+    "June": 30,
+    "July": 31,
+    "August": 31,
+    "September": 30,
+    "October": 31,
+    "November": 30,
+    "December": 31,
+}
+_MONTH_ORDER = list(_MONTH_DAYS)[:1] + ["February"] + list(_MONTH_DAYS)[1:]
+_NEXT_YEAR = {"of the harvest year": "of the year after the harvest"}
+
+
+def _day_after(day: int, month: str, relative: str) -> tuple[int, str, str] | None:
+    length = _MONTH_DAYS.get(month)
+    if length is None or day > length:
+        return None
+    if day < length:
+        return day + 1, month, relative
+    if month != "December":
+        return 1, _MONTH_ORDER[_MONTH_ORDER.index(month) + 1], relative
+    return (1, "January", _NEXT_YEAR[relative]) if relative in _NEXT_YEAR else None
 
 
 # wine colours and types a sentence or table row can qualify a value with ('Les vins rouges ...', 'Vins blancs')
@@ -196,9 +272,10 @@ def _simple(attribute: str, chapters: tuple[str, ...], pattern: str, dated: bool
             start = m.start(v)
             if dated:
                 found = _DATE.match(line.text, start)
-                if found is None:
+                dated_value = None if found is None else date(found, glossary, "au plus tard" in m.group(0).lower())
+                if found is None or dated_value is None:
                     continue
-                value, end = date(found, glossary), found.end()
+                value, end = dated_value, found.end()
             else:
                 value, end = with_unit(number(m.group(v)), glossary(m.group(u))), m.end(u)
             qualifier = _qualifier(line.text, start, glossary, end)
@@ -238,6 +315,157 @@ def _varieties(line: Line, glossary: Glossary) -> Iterator[Found]:
             yield Found(attribute, line.start + label.start(), start + len(name), display)
 
 
+# a variety or a listing stated in one sentence ('Les vins sont issus du cépage viognier B.', '... du seul cépage
+# savagnin B', '... des cépages marsanne B et roussanne B'), not a heading over a table ('des cépages suivants :')
+_ISSUED_FROM = re.compile(
+    r"(?<!peuvent être )issus (?:exclusivement )?(?:(?P<one>du seul cépage|du cépage)|des cépages)\s+(?!suivants)"
+    r"(?P<list>[^.:;|]+)",
+    re.IGNORECASE,
+)
+
+
+def _sentence_varieties(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """Varieties a sentence of chapter V names after 'issus du cépage' / 'issus des cépages'; one variety named
+    with 'du (seul) cépage' is the appellation's (or that colour's) only variety: Condrieu is Viognier alone."""
+    if line.chapter != "V" or " | " in line.text:
+        return
+    for m in _ISSUED_FROM.finditer(line.text):
+        listing = re.sub(r"\([^)]*\)", lambda p: " " * len(p.group(0)), m.group("list"))
+        named = [v for v in _VARIETY.finditer(listing) if not re.match(r"dite?\s", v.group(1), re.I)]
+        for v in named:
+            name = re.sub(r"^(?:et|ou)\s+", "", v.group(1).strip(" '’-"), flags=re.IGNORECASE)
+            start = line.start + m.start("list") + v.start(1) + v.group(1).index(name)
+            yield Found("variety", start, start + len(name), smart_title(name))
+            if m.group("one") and len(named) == 1:
+                qualifier = _qualifier(line.text, m.start(), glossary)
+                yield Found("sole_variety", line.start + m.start(), start + len(name), smart_title(name), qualifier)
+
+
+# labelling mentions the rulebook provides for (chapter II 'mentions complémentaires', chapter XII 'étiquetage'):
+# the French term is the mention itself; the glossary adds what a reader needs ('sec' -> 'sec (dry)')
+_MENTION = re.compile(
+    r"(?:mentions?|termes?|dénominations? géographiques?|unité géographique plus grande)\s*(?:suivantes?\s*)?"
+    r"[«\"“]\s*(?P<q>[^»\"”]{2,40}?)\s*[»\"”](?:\s*(?:et|ou)\s*[«\"“]\s*(?P<q2>[^»\"”]{2,40}?)\s*[»\"”])?"
+    r"|(?:mentions?|termes?) (?P<bare>sélection de grains nobles|vin de paille|vin jaune|blanquette de Limoux|"
+    r"méthode ancestrale|vin doux naturel|primeur|nouveau)\b"
+    r"|dénomination géographique (?P<val>Val de Loire)\b",
+    re.IGNORECASE,
+)
+
+
+# mentions that tell no appellation from another: the one every AOC carries, and the sweetness terms and vintage that
+# EU labelling rules allow any wine (a rulebook that names 'sec' does not make 'sec' wrong for another appellation)
+_EVERY_AOC = frozenset(
+    {"appellation contrôlée", "appellation d'origine contrôlée", "sec", "demi-sec", "moelleux", "doux", "mousseux"}
+)
+
+
+def _mentions(line: Line, glossary: Glossary) -> Iterator[Found]:
+    if line.chapter not in ("II", "XII", "XIII"):
+        return
+    for m in _MENTION.finditer(line.text):
+        for group in ("q", "q2", "bare", "val"):
+            if m.group(group) is None:
+                continue
+            french = " ".join(m.group(group).split())
+            if french.lower() in _EVERY_AOC:
+                continue
+            value = glossary(french)
+            yield Found("mention", line.start + m.start(group), line.start + m.end(group), value)
+
+
+# élevage a rule measures in months: on the lees in bottle from tirage (sparkling wines), in cask under a veil of
+# yeast (vin jaune)
+_MONTHS_WORD = r"(?P<v>\d+|deux|six|neuf|douze|quinze|dix-huit|vingt-quatre|trente-six)"
+_ELEVAGE = (
+    (
+        re.compile(
+            rf"(?:élevage|conservation en bouteilles sur lies)\D{{0,25}}?(?:de )?{_MONTHS_WORD} mois minimum"
+            r"(?: de conservation en bouteilles sur lies)?\s*(?:à compter de|après) la date (?:du |de )?tirage",
+            re.I,
+        ),
+        "at least {n} in bottle on the lees from tirage",
+    ),
+    (
+        re.compile(rf"durée minimale de {_MONTHS_WORD} mois de conservation en bouteilles sur lies", re.I),
+        "at least {n} in bottle on the lees from tirage",
+    ),
+    (
+        re.compile(rf"dégorgement ne peut être effectué avant une période de {_MONTHS_WORD} mois", re.I),
+        "at least {n} on the lees before disgorgement",
+    ),
+    (
+        re.compile(rf"dont {_MONTHS_WORD} mois minimum en f[ûu]ts?, sous voile et sans ouillage", re.I),
+        "at least {n} in cask under a veil of yeast (sous voile), without topping up",
+    ),
+)
+_FOR_MENTION = re.compile(r"mention (blanquette de Limoux|méthode ancestrale|vin jaune|vin de paille)", re.I)
+_MILLESIME = re.compile(r"millésim", re.I)
+
+
+def _elevage(line: Line, glossary: Glossary) -> Iterator[Found]:
+    if line.chapter not in ("IX", "VII"):
+        return
+    for pattern, english in _ELEVAGE:
+        for m in pattern.finditer(line.text):
+            months = with_unit(number(m.group("v")), glossary("mois"))
+            sentence_start = max(line.text.rfind(". ", 0, m.start()), 0)
+            before = line.text[sentence_start : m.start()]
+            named = _FOR_MENTION.search(line.text)
+            if _MILLESIME.search(before):
+                qualifier = "vintage wines"
+            elif named:
+                qualifier = glossary(named.group(1))
+            else:
+                qualifier = _qualifier(line.text, m.start(), glossary)
+            yield Found("elevage", line.start + m.start("v"), line.start + m.end(), english.format(n=months), qualifier)
+
+
+_CLAVELIN = re.compile(r"bouteille dite\s*[«\"“]\s*(Clavelin)\s*[»\"”][^.]*?(\d+) centilitres", re.I)
+
+
+def _bottle(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """The bottle a rulebook reserves for the appellation (chapter IX, conditionnement)."""
+    if line.chapter != "IX":
+        return
+    for m in _CLAVELIN.finditer(line.text):
+        value = f"the clavelin, a bottle of about {m.group(2)} cl"
+        yield Found("bottle", line.start + m.start(1), line.start + m.end(2), value, _qualifier(line.text, 0, glossary))
+
+
+# (not 'la vendange manuelle est obligatoire pour ...': a rule for one way of making the wine, not the appellation's)
+_HAND = re.compile(
+    r"récoltés manuellement(?P<tries> par tries(?: successives)?)?"
+    r"|L'utilisation de la machine à vendanger[^.]*? est interdite",  # no machine: picked by hand
+    re.I,
+)
+BY_HAND, NO_HARVEST_RULE = "requires the grapes to be picked by hand", "sets no rule on how the grapes are picked"
+
+
+def _harvest(line: Line, glossary: Glossary) -> Iterator[Found]:
+    """Chapter VII: grapes picked by hand (and in successive passes, 'tries successives', for sweet wines)."""
+    if line.chapter != "VII":
+        return
+    for m in _HAND.finditer(line.text):
+        named = _FOR_MENTION.search(line.text[: m.start()])
+        qualifier = glossary(named.group(1)) if named else _qualifier(line.text, m.start(), glossary)
+        if not qualifier and re.search(
+            r"vins\s*[«\"“]\s*liquoreux", line.text[: m.start()], re.I
+        ):  # 'Les vins "liquoreux"'
+            qualifier = glossary("vins liquoreux")
+        yield Found("harvest_method", line.start + m.start(), line.start + m.end(), BY_HAND, qualifier)
+        # 'by hand' holds for grapes picked in successive passes too: the passes are a fact of their own, so no
+        # option ever offers one as the other's wrong answer
+        if m.group("tries") is not None:
+            yield Found(
+                "harvest_passes",
+                line.start + m.start("tries"),
+                line.start + m.end("tries"),
+                "in successive passes (tries successives)",
+                qualifier,
+            )
+
+
 _COLOURS = re.compile(r"\b(rouges?|blancs?|rosés?)\b", re.IGNORECASE)
 _STYLES = re.compile(
     r"\b(tranquilles?|mousseux|pétillants?|doux naturels?|liquoreux|moelleux|vin jaune|vins? de paille|primeurs?|"
@@ -270,6 +498,11 @@ def _departments(line: Line, glossary: Glossary) -> Iterator[Found]:
 
 _READERS: dict[str, Reader] = {
     "variety": _varieties,
+    "sole_variety": _sentence_varieties,
+    "mention": _mentions,
+    "elevage": _elevage,
+    "bottle": _bottle,
+    "harvest_method": _harvest,
     "colour": _colours_and_styles,
     "department": _departments,
     "min_density": _simple(
@@ -376,10 +609,24 @@ ATTRIBUTES: dict[str, str] = {
     "variety": "variety",
     "principal_variety": "variety",
     "accessory_variety": "variety",
+    "sole_variety": "sole_variety",
     "colour": "colour",
     "style": "colour",
-    **{name: name for name in _READERS if name not in ("variety", "colour")},
+    "harvest_passes": "harvest_method",
+    **{name: name for name in _READERS if name not in ("variety", "colour", "sole_variety")},
 }
+
+
+def _no_harvest_rule(all_lines: list[Line]) -> Iterator[Found]:
+    """Chapter VII's 'b) Dispositions particulières de récolte.' followed by 'Pas de disposition particulière.': the
+    rulebook says how the grapes are picked is free (the fact that rules 'by hand' out for it)."""
+    for line, following in zip(all_lines, all_lines[1:], strict=False):
+        if (
+            line.chapter == "VII"
+            and "dispositions particulières de récolte" in line.text.lower()
+            and re.match(r"\s*Pas de dispositions? particulières?", following.text, re.I)
+        ):
+            yield Found("harvest_method", following.start, following.start + len(following.text), NO_HARVEST_RULE)
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
@@ -448,9 +695,14 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
     for line in all_lines:
         for reader in readers:
             try:
-                found.extend(reader(line, glossary))
+                read = list(reader(line, glossary))
+                if line.section:  # a value stated under 'wines that may carry the mention vin jaune' is theirs
+                    section = glossary(line.section)
+                    read = [f if f.qualifier else dataclasses.replace(f, qualifier=section) for f in read]
+                found.extend(read)
             except Untranslated as missing:
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
+    found.extend(_no_harvest_rule(all_lines))
     try:
         found.extend(_tables(all_lines, glossary))
     except Untranslated as missing:

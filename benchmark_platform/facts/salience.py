@@ -31,7 +31,8 @@ def salience(candidate: Candidate, config: SalienceConfig) -> tuple[float, list[
     score, reasons = config.default_score, []
     relation = candidate.attributes.get("field") or candidate.method
     for rule in config.rules:
-        if rule.source in (None, candidate.source_id) and rule.field in (None, relation):
+        value_matches = rule.value is None or rule.value == candidate.attributes.get("value")
+        if rule.source in (None, candidate.source_id) and rule.field in (None, relation) and value_matches:
             score = min(score, rule.score)
             reasons.append(rule.reason)
     value = candidate.attributes.get("value")

@@ -111,10 +111,42 @@ def extract_structured(
                 parts = _parts(document.text, span, value, config.list_separator)
             else:
                 parts = [(value, span)]
+            if template.value_entity_type is not None:
+                parts, unresolved = _resolved(parts, template.value_entity_type, gazetteer)
+                rejections += [
+                    Rejection(
+                        document.source_id,
+                        document.document_id,
+                        *part_span,
+                        "template",
+                        f"value names no {template.value_entity_type} of the gazetteer",
+                        part,
+                        detail=template.field,
+                        discipline=template.discipline,
+                    )
+                    for part, part_span in unresolved
+                ]
             for part, part_span in parts:
                 candidate = _fact(document, template, record, part, str(subject).strip(), part_span, config, gazetteer)
                 _check(candidate, document, part_span, template, config, on_topic, candidates, rejections)
     return candidates, rejections
+
+
+_PARTICLES = frozenset({"de", "du", "des", "di", "da", "do", "dos", "das", "del", "della", "la", "le", "les", "of"})
+
+
+def name_case(name: str) -> str:
+    """'moreto' -> 'Moreto', 'nero d'avola' -> 'Nero d'Avola', 'muscat of alexandria' -> 'Muscat of Alexandria'."""
+
+    def word(w: str, first: bool) -> str:
+        if not first and w in _PARTICLES:
+            return w
+        elided = re.match(r"^([dl]')(.+)$", w)
+        if elided and not first:
+            return elided.group(1) + word(elided.group(2), True)
+        return "-".join(p[:1].upper() + p[1:] for p in w.split("-"))
+
+    return " ".join(word(w, i == 0) for i, w in enumerate(name.split()))
 
 
 def _unusable_row(template: FactTemplate, subject: object, value: object) -> tuple[str, str, str] | None:
@@ -124,6 +156,8 @@ def _unusable_row(template: FactTemplate, subject: object, value: object) -> tup
     subject_text, value_text = str(subject).strip(), str(value).strip()
     if subject_text in template.skip_subjects:
         return "an aggregate row, not an entity", subject_text, template.subject_field
+    if template.subject_pattern is not None and not re.fullmatch(template.subject_pattern, subject_text):
+        return "subject is not a clean name (mis-decoded or annotated)", subject_text, template.subject_field
     if template.value_pattern is not None and not re.fullmatch(template.value_pattern, value_text):
         return "value does not match the field's pattern", value_text, template.field
     if template.value_decimals is not None and not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value_text):
@@ -141,6 +175,32 @@ def _parts(text: str, span: tuple[int, int], value: str, separator: str) -> list
             out.append((part, (position, position + len(part))))
             at = position + len(part)
     return out
+
+
+Part = tuple[str, tuple[int, int]]
+
+
+def _resolved(parts: list[Part], entity_type: str, gazetteer: Gazetteer) -> tuple[list[Part], list[Part]]:
+    """(values that name an entity of the type, values that do not): a part that resolves alone stays; one that does
+    not is joined with the next part when the two resolve together (the source split one name at a space)."""
+
+    def resolves(name: str) -> bool:
+        known = gazetteer.lookup(name)
+        return known is not None and known.entity_type == entity_type
+
+    good, bad, i = [], [], 0
+    while i < len(parts):
+        part, span = parts[i]
+        if resolves(part):
+            good.append((part, span))
+            i += 1
+        elif i + 1 < len(parts) and resolves(joined := f"{part} {parts[i + 1][0]}"):
+            good.append((joined, (span[0], parts[i + 1][1][1])))
+            i += 2
+        else:
+            bad.append((part, span))
+            i += 1
+    return good, bad
 
 
 def _check(
@@ -206,6 +266,8 @@ def _fact(
     named = template.subject_names.get(subject)
     if named is not None:
         subject = fields[template.subject_field] = named
+    elif template.name_case:
+        subject = fields[template.subject_field] = name_case(subject)
     try:
         text = template.template.format_map(fields)
     except KeyError as missing:

@@ -45,11 +45,17 @@ class QuestionTemplate(BaseModel):
     discipline: str  # the pillar the template is written for (a taxonomy leaf)
     field: str  # the fact field (attributes.field) it applies to, in any partition
     entity_type: str | None = None  # restricts it to facts about entities of this type
+    values: list[str] = Field(default_factory=list)  # restricts it to facts with one of these values (empty: any)
     ask: Literal["value", "subject", "negative", "highest", "lowest"]
     question: str  # str.format over {subject} and {value}
     explanation: str  # str.format over {subject}, {value} and {answer}
     difficulty: Difficulty = "L1"
     cognitive: Cognitive = "recall"
+    # 'highest' / 'lowest' only: the key's value must be at least `min_ratio` times every other option's (lowest:
+    # at most 1/min_ratio), and at least `min_share_of_largest` of the field's largest value (no contest between
+    # tiny values); compared exactly on the values' decimal digits
+    min_ratio: float | None = Field(default=None, ge=1.0)
+    min_share_of_largest: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class PseudoMcqConfig(BaseModel):

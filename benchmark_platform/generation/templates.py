@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
 from benchmark_platform.generation.model import (
@@ -134,14 +135,28 @@ def numeric(value: str) -> float | None:
     return float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) if m else None
 
 
+def exact(value: str) -> Fraction | None:
+    """The leading number of a value as an exact fraction ('4,071.22 ha' -> 407122/100), else None."""
+    m = _LEADING_NUMBER.match(value)
+    return Fraction(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) if m else None
+
+
 def _compared(
-    field_index: _FieldIndex, fact: Fact, highest: bool, rng: random.Random, k: int
+    field_index: _FieldIndex, fact: Fact, template: QuestionTemplate, rng: random.Random, k: int
 ) -> list[tuple[str, str]] | None:
     """k other entities whose one value of the field is strictly below (highest) / above (lowest) the fact's, as
-    (subject, value); None when the fact's entity has several values of the field or too few entities compare."""
-    own = numeric(fact.value or "")
+    (subject, value); None when the fact's entity has several values of the field or too few entities compare. With
+    the template's `min_ratio` the others must differ by that factor, and with `min_share_of_largest` the fact's value
+    must not be tiny beside the field's largest (exact decimal arithmetic: no float decides)."""
+    highest = template.ask == "highest"
+    own = exact(fact.value or "")
     if own is None or len(field_index.values_of.get(norm(fact.subject or ""), ())) != 1:
         return None
+    ratio = Fraction(str(template.min_ratio)) if template.min_ratio is not None else Fraction(1)
+    if template.min_share_of_largest is not None:
+        largest = max((n for v in field_index.values if (n := exact(v)) is not None), default=own)
+        if own < Fraction(str(template.min_share_of_largest)) * largest:
+            return None
     display = {norm(v): v for v in field_index.values}
     pool = []
     for subject in field_index.subjects:
@@ -149,8 +164,11 @@ def _compared(
         if len(values) != 1 or norm(subject) == norm(fact.subject or ""):
             continue
         (value,) = values
-        number = numeric(value)
-        if number is not None and (number < own if highest else number > own):
+        number = exact(value)
+        if number is None:
+            continue
+        apart = (number < own and number * ratio <= own) if highest else (number > own and own * ratio <= number)
+        if apart:
             pool.append((subject, display.get(value, value)))
     return rng.sample(pool, k) if len(pool) >= k else None
 
@@ -159,7 +177,10 @@ def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[Qu
     return [
         t
         for t in templates
-        if fact.structured and t.field == fact.field and (t.entity_type is None or t.entity_type == fact.entity_type)
+        if fact.structured
+        and t.field == fact.field
+        and (t.entity_type is None or t.entity_type == fact.entity_type)
+        and (not t.values or fact.value in t.values)
     ]
 
 
@@ -188,7 +209,7 @@ def template_item(
         answer = subject
         distractors = _sample(rng, field_index.subjects, k, lambda c: norm(value) in field_index.values_of[norm(c)])
     elif template.ask in COMPARISON_ASKS:
-        compared = _compared(field_index, fact, template.ask == "highest", rng, k)
+        compared = _compared(field_index, fact, template, rng, k)
         if compared is None:
             return None
         answer, distractors = subject, [s for s, _ in compared]

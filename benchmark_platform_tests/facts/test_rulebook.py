@@ -142,5 +142,13 @@ def test_a_phrase_the_glossary_lacks_is_rejected_not_guessed(rulebooks, wine_spe
 def test_extraction_scores_salience_on_every_candidate(rulebooks, wine_spec):
     extraction = extract(rulebooks[:3], wine_spec.facts, wine_spec.directory)
     assert extraction.candidates
+    rules = {
+        (r.field, r.value): (r.score, r.reason) for r in wine_spec.facts.salience.rules if r.source == "inao_cahiers"
+    }
+    bar = wine_spec.facts.salience.min_score
     for c in extraction.candidates:
-        assert c.attributes["salience"] == {"score": 1.0, "reasons": [], "question_material": True}
+        # what defines the wine scores 1.0, paperwork and norms lower; only the absence of a rule is no question
+        field, value = c.attributes["field"], c.attributes["value"]
+        score, reason = rules.get((field, value)) or rules.get((field, None)) or (1.0, None)
+        expected = {"score": score, "reasons": [reason] if reason else [], "question_material": score >= bar}
+        assert c.attributes["salience"] == expected

@@ -92,9 +92,13 @@ def test_csv_rows_of_the_real_grape_list(wine_spec, gazetteer, shared_data):
     path = shared_data / "grape_varieties" / "mdneuzerling_wikipedia_grape_varieties.csv"
     text = path.read_bytes().decode("latin-1")
     document = SourceDocument("grapes", "wikipedia_grape_list", "text/csv", "varieties", text)
-    candidates, _ = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
-    assert len(candidates) == 719
-    merlot = next(c for c in candidates if c.attributes["subject"] == "merlot")
+    candidates, rejections = extract_structured(document, wine_spec.facts, gazetteer, OnTopic([]))
+    # issue 34: 30 names lost letters in the list's extraction ('feteasc? alb?') or carry a disambiguation in
+    # brackets: no fact, a rejection each
+    unclean = [r for r in rejections if r.reason.startswith("subject is not a clean name")]
+    assert len(candidates) == 689 and len(unclean) == 30
+    assert "feteasc? alb?" in {r.text for r in unclean}
+    merlot = next(c for c in candidates if c.attributes["subject"] == "Merlot")
     assert merlot.text == "Merlot is a red grape variety."
     assert merlot.mentions[0].entity_id == "grape_variety:merlot"
     assert text[merlot.span_start : merlot.span_end] == "red"

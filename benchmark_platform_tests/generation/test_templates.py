@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
 from benchmark_platform.generation.run import _one_per_field_in_turn
-from benchmark_platform.generation.templates import FieldIndex, numeric, template_item
+from benchmark_platform.generation.templates import FieldIndex, matching_templates, numeric, template_item
 
 
 def _fact(subject: str, field: str, value: str) -> Fact:
@@ -86,3 +86,39 @@ def test_pseudo_mcq_statements_about_one_appellation_take_its_fields_in_turn():
     assert {f.subject for f in group} == {"Pomerol"}
     assert len({f.field for f in group}) == 5  # every field once before a second variety
     assert _one_per_field_in_turn(pomerol[0], pomerol[:3], 6) is None
+
+
+def test_a_comparison_of_statistics_needs_values_far_apart_and_a_key_that_is_not_tiny():
+    """Issue 34: 'which département declared the most' only between values 1.5x apart, never among tiny ones."""
+    declared = {"Gironde": "4,500,000", "Aude": "2,000,000", "Gard": "1,900,000", "Var": "1,000,000"}
+    declared |= {"Lozère": "3,000", "Meuse": "1,900", "Oise": "1,000", "Aisne": "100", "Tarn": "2,100"}
+    facts = [_fact(s, "q_aop_rouge", v) for s, v in declared.items()]
+    index = FieldIndex(facts)
+    strict = _template("highest", "q_aop_rouge").model_copy(update={"min_ratio": 1.5, "min_share_of_largest": 0.05})
+    gironde = next(f for f in facts if f.subject == "Gironde")
+    item = template_item("wine", 1, strict, gironde, index, 4, 0, "v")
+    assert item is not None and item.options[0] == "Gironde"
+    assert all(int(declared[o].replace(",", "")) * 3 <= 4_500_000 * 2 for o in item.options[1:])
+    # Aude is not 1.5x above Gard: Gard is never its distractor
+    aude = next(f for f in facts if f.subject == "Aude")
+    aude_item = template_item("wine", 1, strict, aude, index, 4, 0, "v")
+    assert aude_item is not None and "Gard" not in aude_item.options
+    # Lozère beats three others by far, but 3,000 hl beside 4.5 million is a contest between tiny values
+    lozere = next(f for f in facts if f.subject == "Lozère")
+    assert template_item("wine", 1, strict, lozere, index, 4, 0, "v") is None
+    assert template_item("wine", 1, _template("highest", "q_aop_rouge"), lozere, index, 4, 0, "v") is not None
+
+
+def test_a_template_restricted_to_values_asks_only_about_them():
+    """Issue 34: 'which of these requires hand picking?' is asked of the rulebooks that require it; the rulebooks
+    that set no harvest rule only prove the distractors wrong."""
+    hand, free = "requires the grapes to be picked by hand", "sets no rule on how the grapes are picked"
+    facts = [_fact(s, "harvest_method", hand) for s in ("Condrieu", "Bonnezeaux", "Savennières", "Palette")]
+    facts += [_fact(s, "harvest_method", free) for s in ("Pomerol", "Buzet", "Fitou", "Margaux")]
+    index = FieldIndex(facts)
+    template = _template("subject", "harvest_method").model_copy(update={"values": [hand]})
+    assert matching_templates([template], facts[0]) == [template]
+    assert matching_templates([template], facts[4]) == []
+    item = template_item("wine", 1, template, facts[0], index, 4, 0, "v")
+    assert item is not None and item.options[0] == "Condrieu"
+    assert set(item.options[1:]) <= {"Pomerol", "Buzet", "Fitou", "Margaux"}
