@@ -25,6 +25,8 @@ from benchmark_platform.bench._faultkit import (
 from benchmark_platform.defs.automation.recovery import HOST_TAG, recover_runs, worker_status
 from benchmark_platform.processes import process_alive
 
+pytestmark = pytest.mark.slow  # kills build processes and waits for their recovery
+
 BLOCKED = b"blocked by limit for pool"
 
 

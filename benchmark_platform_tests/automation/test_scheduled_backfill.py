@@ -18,6 +18,8 @@ from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, dagster_database_url
 
+pytestmark = pytest.mark.slow  # backfills every discipline of wine and KINA
+
 
 @pytest.fixture
 def database(migrated_database, monkeypatch) -> Database:

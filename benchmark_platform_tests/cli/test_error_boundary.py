@@ -15,6 +15,8 @@ from benchmark_platform.cli.main import expected_error, main
 from benchmark_platform.ingest.snapshot import SnapshotError
 from benchmark_platform.spec import SpecError, load_spec
 
+pytestmark = pytest.mark.slow  # runs the CLI in subprocesses against a real database
+
 
 def _raised(exc: BaseException) -> BaseException:
     try:

@@ -14,6 +14,8 @@ from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, ServerThread
 from benchmark_platform.store import Database
 
+pytestmark = pytest.mark.slow  # extracts facts from every wine source
+
 SOURCES = ["wikibooks_wine", "ttb_ava_geojson", "wikipedia_grape_list"]
 
 

@@ -23,6 +23,8 @@ from benchmark_platform_tests.generation.conftest import (
     scripted_models,
 )
 
+pytestmark = pytest.mark.slow  # generates through the graph against a scripted server
+
 GROUP = [Fact(f"f{i}", f"Entity {i} has the value v{i} in the register.") for i in range(6)]
 CONFIG = PseudoMcqConfig()
 ITEMS = 8

@@ -19,6 +19,8 @@ import yaml
 
 from benchmark_platform.paths import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow  # runs the README's own-bank commands as subprocesses
+
 EXAMPLE = PROJECT_ROOT / "examples" / "my_bank"
 BANK = [  # id, category, question, options, key, difficulty
     *[

@@ -14,6 +14,8 @@ from benchmark_platform.llm.gateway import ChatRequest, Gateway
 from benchmark_platform.llm.local import MODEL_ID, LocalModelServer
 from benchmark_platform.llm.mcq import McqItem, answer_all
 
+pytestmark = pytest.mark.slow  # loads and runs the local model
+
 N_ITEMS = 20
 
 

@@ -21,6 +21,8 @@ from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database
 
 # MMLU subject (MMLU-Pro's src 'ori_mmlu-<subject>') -> KINA subfield (partition key)
+pytestmark = pytest.mark.slow  # builds the KINA graph from its example bank
+
 SUBFIELDS = {
     "high_school_world_history": "world_history",
     "econometrics": "quantitative_economics",

@@ -18,6 +18,8 @@ from benchmark_platform.release.digest import DIGEST_FILE, committed_digest, fir
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
 
+pytestmark = pytest.mark.slow  # builds the whole wine graph twice
+
 
 def test_definitions_load_for_every_bundled_spec():
     from benchmark_platform.definitions import defs

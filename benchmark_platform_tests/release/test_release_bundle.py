@@ -45,6 +45,8 @@ from benchmark_platform.spec import BenchmarkSpec, SpecError
 from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DATABASE_URL_ENV
 
+pytestmark = pytest.mark.slow  # builds a release through the whole graph
+
 DISCIPLINES = {"regions"}
 SOURCES = {"ttb_ava_geojson"}
 

@@ -19,6 +19,8 @@ from benchmark_platform.selection.response import NO_RESPONSE_DATA
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
 
+pytestmark = pytest.mark.slow  # ingests, audits and selects real wine sources
+
 SOURCES = ("ttb_ava_geojson", "wikipedia_grape_list", "inao_cahiers")  # K_d needs the rulebooks
 DISCIPLINES = ("regions", "grape_varieties")
 UPSTREAM = ("facts", "anchors", "support_centrality", "selected_facts", "items", "audit_findings")

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import polars as pl
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -230,6 +231,7 @@ def test_results_become_a_correctness_matrix_in_candidate_order() -> None:
     assert responses_from_results(results, ("nowhere",)) is None
 
 
+@pytest.mark.slow  # selects MMLU-Pro categories with held-out validation
 def test_select_with_responses_records_the_held_out_figures_and_without_answers_is_todays_selection() -> None:
     problem, answers = _instance(5, 40, 30, 12, 6)
     params = CentralityParams()

@@ -20,6 +20,8 @@ from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
 
 # Real sentences of the bundled snapshot (INAO rulebook, en.wikibooks Wine) for the tiny business/viticulture pools.
+pytestmark = pytest.mark.slow  # materialises the selection of real wine facts
+
 FACTS = {
     "business": [
         "La production s'établit autour de 5 200 hectolitres.",
