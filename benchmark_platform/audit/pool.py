@@ -366,18 +366,19 @@ def _flagship_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResu
     for item in items:
         per_model = {m: sum(v) * 2 > len(v) for m, v in votes.get(item.item_id, {}).items()}
         wrong = sum(not c for c in per_model.values())
+        payload = {"flagships_answered": len(per_model), "flagships_wrong": wrong}
+        if kina.unanswered_counts_wrong:
+            unanswered = len(set(kina.flagships)) - len(per_model)
+            wrong += unanswered
+            payload |= {"flagships_wrong": wrong, "flagships_unanswered": unanswered}
         severity: Severity = (
             "pass"
             if wrong >= kina.min_flagships_wrong
             else "warn"
-            if len(per_model) < kina.min_flagships_answered
+            if len(per_model) < kina.min_flagships_answered and not kina.unanswered_counts_wrong
             else "fail"
         )
-        findings.append(
-            K3_FLAGSHIP_DIFFICULTY.finding(
-                item, severity, {"flagships_answered": len(per_model), "flagships_wrong": wrong}
-            )
-        )
+        findings.append(K3_FLAGSHIP_DIFFICULTY.finding(item, severity, payload))
     return AgentResult(findings)
 
 

@@ -3,6 +3,8 @@
 An item bank is one file of existing items (question, options, answer, category, source, optional licence,
 explanation and metadata). `columns` names the file's columns; `categories` maps the file's categories to the spec's
 taxonomy leaves (every category in the file must be mapped: an unmapped one is an error, never silently dropped).
+`categories` may also be a table (`!include map.csv`: columns category, discipline, rationale): a row with an empty
+discipline leaves that category's items out on purpose (`excluded`, counted by the import, never a partition's).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class BankColumns(BaseModel):
@@ -29,6 +31,16 @@ class BankColumns(BaseModel):
     metadata: str | None = None  # a mapping (CSV: a JSON object) kept with the row's provenance
 
 
+class CategoryRow(BaseModel):
+    """One row of a reviewable category table: where a file category goes, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: str = Field(min_length=1)
+    discipline: str = ""  # a taxonomy leaf key; empty: no honest home, the category's items stay out
+    rationale: str = Field(min_length=1)
+
+
 class ItemBankConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -40,6 +52,23 @@ class ItemBankConfig(BaseModel):
     columns: BankColumns = Field(default_factory=BankColumns)
     answer_format: Literal["letter", "index"] = "letter"
     categories: dict[str, str] = Field(min_length=1)  # file category -> taxonomy leaf key
+    excluded: dict[str, str] = Field(default_factory=dict)  # file category -> why it has no home (left out)
     # the candidate stratum key the anchors' stratum map h sees: the category, the source, or the source's family
     # (the text before the first '-', e.g. MMLU-Pro's 'ori_mmlu' for 'ori_mmlu-high_school_biology')
     stratum_key: Literal["category", "source", "source_family"] = "source_family"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _category_table(cls, data: object) -> object:
+        """A table of CategoryRow -> `categories` (rows with a discipline) and `excluded` (rows without)."""
+        if not isinstance(data, dict) or not isinstance(data.get("categories"), list):
+            return data
+        rows = [CategoryRow.model_validate(r) for r in data["categories"]]
+        repeated = sorted({r.category for r in rows if [x.category for x in rows].count(r.category) > 1})
+        if repeated:
+            raise ValueError(f"categories: a category appears in more than one row: {repeated}")
+        return {
+            **data,
+            "categories": {r.category: r.discipline for r in rows if r.discipline},
+            "excluded": {**data.get("excluded", {}), **{r.category: r.rationale for r in rows if not r.discipline}},
+        }

@@ -3,8 +3,9 @@ expert-elicited: every folder written here says so (`is_example: true` and a not
 
 Per category: 5 random items as A_d; item labels (60 in-category positives, 60 other-category negatives); pair labels
 (same-source pairs y_T = 1, cross-category pairs y_T = 0, perturbed copies y_T = y_U = 1); strata by source family
-with quotas 0.8-1.2 x the family's share of K_d. `python -m benchmark_platform.itembank.derived_anchors SPEC TOTAL`
-rewrites the spec's anchors/<discipline>/ folders from its bank, K_d being each category's share of TOTAL.
+with quotas 0.8-1.2 x the family's share of K_d (`--lower-share` sets the 0.8). `python -m benchmark_platform.itembank.derived_anchors SPEC TOTAL`
+rewrites the spec's anchors/<discipline>/ folders from its bank, K_d being each category's share of TOTAL (by bank
+size, or with `--quotas taxonomy` by the taxonomy's stated item counts, e.g. KINA's Table 8 quotas).
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 import yaml
 
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+
+if TYPE_CHECKING:
+    from benchmark_platform.spec.models import TaxonomyNode
 
 DERIVED_NOTE = "DERIVED from the item bank by benchmark_platform/itembank/derived_anchors.py; not expert-elicited."
 
@@ -49,7 +53,12 @@ def largest_remainder(sizes: dict[str, int], total: int) -> dict[str, int]:
 
 
 def derive_anchor_set(
-    category: str, items: pl.DataFrame, k_total: int, rng: np.random.Generator, note: str = DERIVED_NOTE
+    category: str,
+    items: pl.DataFrame,
+    k_total: int,
+    rng: np.random.Generator,
+    note: str = DERIVED_NOTE,
+    lower_share: float = 0.8,
 ) -> tuple[AnchorSet, pl.DataFrame]:
     """(derived anchors of one category, the category's items that are not anchor items).
 
@@ -66,7 +75,10 @@ def derive_anchor_set(
         expected = k_total * count / pool.height
         strata.append(
             Stratum(
-                name=name, omega=count / pool.height, lower=int(0.8 * expected), upper=math.ceil(1.2 * expected) + 1
+                name=name,
+                omega=count / pool.height,
+                lower=int(lower_share * expected),
+                upper=math.ceil(1.2 * expected) + 1,
             )
         )
     names = {s.name for s in strata}
@@ -97,9 +109,9 @@ def derive_anchor_set(
     for group in by_src.values():
         for a, b in zip(group[::2], group[1::2], strict=False):
             pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=1, y_U=0))
-    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=True):
+    for a, b in zip(pos[:20], negatives.to_dicts()[:20], strict=False):  # a small category has < 20 positives
         pairs.append(PairLabel(q=f"q{a['question_id']}", u=f"q{b['question_id']}", y_T=0, y_U=0))
-    for r in pos[20:40]:
+    for r in pos[20:40] if len(pos) > 20 else pos[len(pos) // 2 :]:  # a small category still needs y_U = 1 pairs
         copy_id = f"q{r['question_id']}_copy"
         labels.append(LabelledItem(id=copy_id, text=_perturb(r["question"], rng), src=r["src"], y_A=1))
         pairs.append(PairLabel(q=f"q{r['question_id']}", u=copy_id, y_T=1, y_U=1))
@@ -149,6 +161,14 @@ def write_anchor_folder(anchors: AnchorSet, folder: Path, discipline: str) -> No
         (folder / f"{name}.csv").write_text(_csv(rows), "utf-8")
 
 
+def leaf_items(taxonomy: list[TaxonomyNode]) -> dict[str, int]:
+    """Each taxonomy leaf's stated item count (KINA Table 8); 1 where the spec states none."""
+    out: dict[str, int] = {}
+    for node in taxonomy:
+        out |= leaf_items(node.children) if node.children else {node.leaf_key: node.items or 1}
+    return out
+
+
 def main() -> int:
     from benchmark_platform.itembank.run import load_bank
     from benchmark_platform.spec import load_spec
@@ -157,6 +177,20 @@ def main() -> int:
     parser.add_argument("spec")
     parser.add_argument("total", type=int)
     parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
+    parser.add_argument(
+        "--quotas",
+        choices=["bank", "taxonomy"],
+        default="bank",
+        help="K_d in proportion to each discipline's bank items (default) or to its taxonomy leaf's `items` (KINA "
+        "Table 8), over the disciplines the bank fills",
+    )
+    parser.add_argument(
+        "--lower-share",
+        type=float,
+        default=0.8,
+        help="a stratum's lower quota as a share of its expected count (0: none, when a screening such as KINA's K3 "
+        "decides how many of a family survive)",
+    )
     args = parser.parse_args()
     spec = load_spec(args.spec)
     if spec.item_bank is None:
@@ -169,12 +203,19 @@ def main() -> int:
         ]
     )
     sizes = dict(items.group_by("category").len().sort("category").iter_rows())
-    quotas = largest_remainder(sizes, args.total)
+    weights = sizes if args.quotas == "bank" else {d: leaf_items(spec.taxonomy)[d] for d in sizes}
+    quotas = largest_remainder(weights, args.total)
+    note = DERIVED_NOTE + (
+        ""
+        if args.quotas == "bank"
+        else f" K_d: the taxonomy's item count for the discipline (KINA Table 8) scaled to {args.total} over the "
+        f"{len(sizes)} disciplines the bank fills."
+    )
     rng = np.random.default_rng(spec.seed if args.seed is None else args.seed)
     for discipline in spec.discipline_keys:
         if discipline not in sizes:
             continue
-        anchors, _ = derive_anchor_set(discipline, items, quotas[discipline], rng)
+        anchors, _ = derive_anchor_set(discipline, items, quotas[discipline], rng, note, args.lower_share)
         write_anchor_folder(anchors, spec.anchors_dir / discipline, discipline)
         print(
             f"{discipline}: K_d {quotas[discipline]}, {len(anchors.strata)} strata -> {spec.anchors_dir / discipline}"

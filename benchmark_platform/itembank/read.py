@@ -51,9 +51,15 @@ class BankFile:
     path: Path
     sha256: str
     items: tuple[BankItem, ...]
+    # rows of categories the spec leaves out on purpose (item_bank.excluded): upstream id -> category
+    excluded: Mapping[str, str] = field(default_factory=dict)
 
     def for_discipline(self, discipline: str) -> list[BankItem]:
         return [item for item in self.items if item.discipline == discipline]
+
+    def item_ids(self, bank_id: str) -> set[str]:
+        """Every row's item id, also of rows left out on purpose: answers to those are not answers to unknown items."""
+        return {item.item_id for item in self.items} | {f"{bank_id}-{upstream}" for upstream in self.excluded}
 
 
 def bank_path(config: ItemBankConfig, base_dir: Path) -> Path:
@@ -161,6 +167,7 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path) -> BankFile:
     optional = [c for c in (cols.source, cols.licence, cols.explanation, cols.metadata) if c]
     seen: dict[str, int] = {}
     items: list[BankItem] = []
+    excluded: dict[str, str] = {}
     for row, record in rows:
         for name in required + optional:
             if name not in record:
@@ -191,6 +198,9 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path) -> BankFile:
             if not 0 <= answer_index < len(options):
                 raise ItemBankError(path, row, cols.answer, f"index {answer_index} outside 0..{len(options) - 1}")
         category = _text(path, row, cols.category, record[cols.category])
+        if category in config.excluded:
+            excluded[upstream] = category
+            continue
         if category not in config.categories:
             raise ItemBankError(
                 path,
@@ -225,4 +235,4 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path) -> BankFile:
         )
     if not items:
         raise ItemBankError(path, 0, None, "no items")
-    return BankFile(path, hashlib.sha256(data).hexdigest(), tuple(items))
+    return BankFile(path, hashlib.sha256(data).hexdigest(), tuple(items), excluded)

@@ -30,6 +30,7 @@ import polars as pl
 from benchmark_platform.release.croissant import croissant
 from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
+from benchmark_platform.release.kina import kina_notes
 from benchmark_platform.release.seal import TEST, seal, split_of
 from benchmark_platform.release.tables import ReleaseTable
 from benchmark_platform.spec import BenchmarkSpec
@@ -155,7 +156,8 @@ def assemble(
             bool(spec.evaluation.imports),
             bool(spec.sources),
             release.require_review_approval,
-        ),
+        )
+        + (kina_notes(spec.audit.kina) if spec.audit.kina else ()),
         release.include_manual_review,
     )
     files["croissant.json"] = _json_bytes(croissant(summary, open_tables))

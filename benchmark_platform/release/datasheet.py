@@ -10,6 +10,8 @@ from typing import Any, cast
 
 import polars as pl
 
+from benchmark_platform.release.kina import screening_section
+
 
 @dataclass(frozen=True)
 class ReleaseSummary:
@@ -400,6 +402,7 @@ release's own tables.
 ## What ran and what fell back
 {stage_report(s)}
 
+{screening_section(s.tables)}
 ## Collection process
 {s.collection()}
 
