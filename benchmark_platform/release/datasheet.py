@@ -63,9 +63,14 @@ class ReleaseSummary:
             if key not in set(self.items["discipline"].to_list() if self.items.height else [])
         ]
         if empty:
+            why = (
+                "the item bank has no items for them, or none survived the audit and the selection"
+                if self.imported_items
+                else "no template produced questions from their facts"
+            )
             notes.append(
-                f"Disciplines without released items: {', '.join(empty)} (no template produced questions "
-                "from their facts); coverage of the taxonomy is uneven."
+                f"Disciplines without released items ({len(empty)} of {len(self.disciplines)}): {', '.join(empty)} "
+                f"({why}); coverage of the taxonomy is uneven."
             )
         if self.evaluated_models and set(self.evaluated_models) <= {"random-baseline"}:
             notes.append(
