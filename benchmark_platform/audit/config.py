@@ -55,6 +55,10 @@ class KinaScreening(BaseModel):
     flagships: list[str] = Field(default_factory=list)  # evaluation model names (evaluated or imported)
     min_flagships_wrong: int = 3  # of the flagships that answered
     min_flagships_answered: int = 5
+    # a flagship with no recorded answer to an item counts as not answering it correctly (a bank whose recorded
+    # answers have gaps: "drop what three of five flagships answer correctly"); off: the item is only warned
+    unanswered_counts_wrong: bool = False
+    flagship_rule: str = ""  # how the flagships were chosen, stated in the release's datasheet
     consensus_admit: int = 2  # judges (of the panel) that must vote to admit
     refinement: bool = False  # the two-agent diagnosis / revision loop on items the consensus returns
     refinement_model: str | None = None  # default: the first judge

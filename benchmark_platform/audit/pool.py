@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from benchmark_platform.audit.agents import AuditItem, Finding, Severity
+from benchmark_platform.audit.agents import K2_FORMATTING, AuditItem, Finding, Severity
 from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.embed import Embedder
 from benchmark_platform.embed.exact import integer_rows, similarities
@@ -369,19 +369,37 @@ def _flagship_difficulty(items: list[AuditItem], ctx: AuditContext) -> AgentResu
     for item in items:
         per_model = {m: sum(v) * 2 > len(v) for m, v in votes.get(item.item_id, {}).items()}
         wrong = sum(not c for c in per_model.values())
+        payload = {"flagships_answered": len(per_model), "flagships_wrong": wrong}
+        if kina.unanswered_counts_wrong:
+            unanswered = len(set(kina.flagships)) - len(per_model)
+            wrong += unanswered
+            payload |= {"flagships_wrong": wrong, "flagships_unanswered": unanswered}
         severity: Severity = (
             "pass"
             if wrong >= kina.min_flagships_wrong
             else "warn"
-            if len(per_model) < kina.min_flagships_answered
+            if len(per_model) < kina.min_flagships_answered and not kina.unanswered_counts_wrong
             else "fail"
         )
-        findings.append(
-            K3_FLAGSHIP_DIFFICULTY.finding(
-                item, severity, {"flagships_answered": len(per_model), "flagships_wrong": wrong}
-            )
-        )
+        findings.append(K3_FLAGSHIP_DIFFICULTY.finding(item, severity, payload))
     return AgentResult(findings)
+
+
+def kina_screening_counts(findings: Sequence[Finding]) -> dict[str, int]:
+    """KINA stage 1 on a discipline: items judged, failed by each rule (they overlap) and screened in (none failed)."""
+    rules = {
+        K1_UNIQUENESS.name: "dropped_k1",
+        K2_FORMATTING.name: "dropped_k2",
+        K3_FLAGSHIP_DIFFICULTY.name: "dropped_k3",
+    }
+    failed: dict[str, set[str]] = {rule: set() for rule in rules.values()}
+    items = set()
+    for f in findings:
+        items.add(f.item_id)
+        if f.agent in rules and f.severity == "fail":
+            failed[rules[f.agent]].add(f.item_id)
+    out = {"audited": len(items), **{rule: len(ids) for rule, ids in failed.items()}}
+    return out | {"screened_in": len(items - set().union(*failed.values()))}
 
 
 def _kina_only(_: list[AuditItem], ctx: AuditContext) -> str | None:

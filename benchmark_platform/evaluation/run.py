@@ -111,7 +111,7 @@ def imported_runs(
         frame = read_results_import(entry, spec.directory)
         ids = set(known)
         if entry.item_bank and spec.item_bank is not None:  # the whole bank, also disciplines not imported yet
-            ids |= {item.item_id for item in load_bank(spec.item_bank, spec.directory, spec.name).items}
+            ids |= load_bank(spec.item_bank, spec.directory, spec.name).item_ids()
         unknown = frame.filter(~pl.col("item_id").is_in(list(ids)))
         if unknown.height:
             raise ResultsImportError(

@@ -3,6 +3,8 @@
 An item bank is one file of existing items (question, options, answer, category, source, optional licence,
 explanation and metadata). `columns` names the file's columns; `categories` maps the file's categories to the spec's
 taxonomy leaves (every category in the file must be mapped: an unmapped one is an error, never silently dropped).
+`categories` may also be a table (`!include map.csv`: columns category, discipline, rationale): a row with an empty
+discipline leaves that category's items out on purpose (`excluded`, counted by the import, never a partition's).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import codecs
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class BankColumns(BaseModel):
@@ -33,6 +35,16 @@ class BankColumns(BaseModel):
     keep: list[str] = Field(default_factory=list)
 
 
+class CategoryRow(BaseModel):
+    """One row of a reviewable category table: where a file category goes, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: str = Field(min_length=1)
+    discipline: str = ""  # a taxonomy leaf key; empty: no honest home, the category's items stay out
+    rationale: str = Field(min_length=1)
+
+
 class ItemBankConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +59,7 @@ class ItemBankConfig(BaseModel):
     # not decode cleanly in it is refused with the first bad byte's line, never read as mojibake
     encoding: str = "utf-8"
     categories: dict[str, str] = Field(min_length=1)  # file category -> taxonomy leaf key
+    excluded: dict[str, str] = Field(default_factory=dict)  # file category -> why it has no home (left out)
     # the candidate stratum key the anchors' stratum map h sees: the category, the source, or the source's family
     # (the text before the first '-', e.g. MMLU-Pro's 'ori_mmlu' for 'ori_mmlu-high_school_biology')
     stratum_key: Literal["category", "source", "source_family"] = "source_family"
@@ -58,6 +71,22 @@ class ItemBankConfig(BaseModel):
             return codecs.lookup(name).name
         except LookupError:
             raise ValueError(f"unknown text encoding {name!r} (e.g. utf-8, cp1252, latin-1)") from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _category_table(cls, data: object) -> object:
+        """A table of CategoryRow -> `categories` (rows with a discipline) and `excluded` (rows without)."""
+        if not isinstance(data, dict) or not isinstance(data.get("categories"), list):
+            return data
+        rows = [CategoryRow.model_validate(r) for r in data["categories"]]
+        repeated = sorted({r.category for r in rows if [x.category for x in rows].count(r.category) > 1})
+        if repeated:
+            raise ValueError(f"categories: a category appears in more than one row: {repeated}")
+        return {
+            **data,
+            "categories": {r.category: r.discipline for r in rows if r.discipline},
+            "excluded": {**data.get("excluded", {}), **{r.category: r.rationale for r in rows if not r.discipline}},
+        }
 
 
 def bank_item_prefix(spec: str, bank_id: str) -> str:

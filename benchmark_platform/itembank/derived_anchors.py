@@ -4,7 +4,10 @@ expert-elicited: every folder written here says so (`is_example: true` and a not
 Per category: 5 random items as A_d (a third of a category under 15 items, at least 1); item labels (up to 60
 in-category positives, 60 other-category negatives); pair labels (same-source pairs y_T = 1, cross-category pairs
 y_T = 0, perturbed copies y_T = y_U = 1); strata by the bank's stratum key with quotas 0.8-1.2 x the stratum's share
-of K_d (lower quotas 0 under 25 items: a small category's audit may leave a stratum empty). Any category size works.
+of K_d (lower quotas 0 under 25 items: a small category's audit may leave a stratum empty). Any category size works. `python -m benchmark_platform.itembank.derived_anchors SPEC TOTAL`
+rewrites the spec's anchors/<discipline>/ folders from its bank, K_d being each category's share of TOTAL (by bank
+size, or with `--quotas taxonomy` by the taxonomy's stated item counts, e.g. KINA's Table 8 quotas);
+`--lower-share` sets the lower quotas' 0.8.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -30,6 +33,9 @@ expert-elicited; the files say so). K_d is each category's share of TOTAL (large
 category's size. Example: python -m benchmark_platform.itembank.derived_anchors examples/my_bank/spec.yaml 20"""
 
 SMALL_CATEGORY = 25  # fewer items: lower quotas 0, fewer anchor items
+
+if TYPE_CHECKING:
+    from benchmark_platform.spec.models import TaxonomyNode
 
 DERIVED_NOTE = "DERIVED from the item bank by benchmark_platform/itembank/derived_anchors.py; not expert-elicited."
 
@@ -56,7 +62,12 @@ def largest_remainder(sizes: dict[str, int], total: int) -> dict[str, int]:
 
 
 def derive_anchor_set(
-    category: str, items: pl.DataFrame, k_total: int, rng: np.random.Generator, note: str = DERIVED_NOTE
+    category: str,
+    items: pl.DataFrame,
+    k_total: int,
+    rng: np.random.Generator,
+    note: str = DERIVED_NOTE,
+    lower_share: float = 0.8,
 ) -> tuple[AnchorSet, pl.DataFrame]:
     """(derived anchors of one category, the category's items that are not anchor items).
 
@@ -76,9 +87,13 @@ def derive_anchor_set(
     strata = []
     for name, count in shares.iter_rows():
         expected = k_total * count / stratified.height
-        lower = 0 if small else min(count, int(0.8 * expected))
         strata.append(
-            Stratum(name=name, omega=count / stratified.height, lower=lower, upper=math.ceil(1.2 * expected) + 1)
+            Stratum(
+                name=name,
+                omega=count / stratified.height,
+                lower=0 if small else min(count, int(lower_share * expected)),
+                upper=math.ceil(1.2 * expected) + 1,
+            )
         )
     names = {s.name for s in strata}
     anchor_items = [
@@ -161,6 +176,14 @@ def write_anchor_folder(anchors: AnchorSet, folder: Path, discipline: str) -> No
         (folder / f"{name}.csv").write_text(_csv(rows), "utf-8")
 
 
+def leaf_items(taxonomy: list[TaxonomyNode]) -> dict[str, int]:
+    """Each taxonomy leaf's stated item count (KINA Table 8); 1 where the spec states none."""
+    out: dict[str, int] = {}
+    for node in taxonomy:
+        out |= leaf_items(node.children) if node.children else {node.leaf_key: node.items or 1}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmark_platform.itembank.derived_anchors",
@@ -170,15 +193,29 @@ def main() -> int:
     parser.add_argument("spec", help="a bundled spec name or the path of a spec .yaml with an item_bank")
     parser.add_argument("total", type=int, help="items to select over all categories (K, split into K_d)")
     parser.add_argument("--seed", type=int, default=None, help="default: the spec's seed")
+    parser.add_argument(
+        "--quotas",
+        choices=["bank", "taxonomy"],
+        default="bank",
+        help="K_d in proportion to each discipline's bank items (default) or to its taxonomy leaf's `items` (KINA "
+        "Table 8), over the disciplines the bank fills",
+    )
+    parser.add_argument(
+        "--lower-share",
+        type=float,
+        default=0.8,
+        help="a stratum's lower quota as a share of its expected count (0: none, when a screening such as KINA's K3 "
+        "decides how many of a family survive)",
+    )
     args = parser.parse_args()
     try:
-        return _derive(args.spec, args.total, args.seed)
+        return _derive(args.spec, args.total, args.seed, args.quotas, args.lower_share)
     except ValueError as exc:  # SpecError, ItemBankError: one line naming the file
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 
-def _derive(spec_name: str, total: int, seed: int | None) -> int:
+def _derive(spec_name: str, total: int, seed: int | None, quota_basis: str = "bank", lower_share: float = 0.8) -> int:
     from benchmark_platform.itembank.run import load_bank
     from benchmark_platform.spec import load_spec
 
@@ -201,12 +238,19 @@ def _derive(spec_name: str, total: int, seed: int | None) -> int:
         ]
     )
     sizes = dict(items.group_by("category").len().sort("category").iter_rows())
-    quotas = {c: max(1, min(n, sizes[c])) for c, n in largest_remainder(sizes, total).items()}
+    weights = sizes if quota_basis == "bank" else {d: leaf_items(spec.taxonomy)[d] for d in sizes}
+    quotas = {c: max(1, min(n, sizes[c])) for c, n in largest_remainder(weights, total).items()}
+    note = DERIVED_NOTE + (
+        ""
+        if quota_basis == "bank"
+        else f" K_d: the taxonomy's item count for the discipline (KINA Table 8) scaled to {total} over the "
+        f"{len(sizes)} disciplines the bank fills."
+    )
     rng = np.random.default_rng(spec.seed if seed is None else seed)
     for discipline in spec.discipline_keys:
         if discipline not in sizes:
             continue
-        anchors, _ = derive_anchor_set(discipline, items, quotas[discipline], rng)
+        anchors, _ = derive_anchor_set(discipline, items, quotas[discipline], rng, note, lower_share)
         write_anchor_folder(anchors, spec.anchors_dir / discipline, discipline)
         print(
             f"{discipline}: K_d {quotas[discipline]}, {len(anchors.strata)} strata -> {spec.anchors_dir / discipline}"

@@ -57,9 +57,16 @@ class BankFile:
     path: Path
     sha256: str
     items: tuple[BankItem, ...]
+    # rows of categories the spec leaves out on purpose (item_bank.excluded): upstream id -> category
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    prefix: str = ""  # what every item id of this bank starts with (bank_item_prefix)
 
     def for_discipline(self, discipline: str) -> list[BankItem]:
         return [item for item in self.items if item.discipline == discipline]
+
+    def item_ids(self) -> set[str]:
+        """Every row's item id, also of rows left out on purpose: answers to those are not answers to unknown items."""
+        return {item.item_id for item in self.items} | {f"{self.prefix}{upstream}" for upstream in self.excluded}
 
 
 def bank_path(config: ItemBankConfig, base_dir: Path) -> Path:
@@ -226,6 +233,7 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path, spec: str | None = No
     prefix = bank_item_prefix(spec, config.id) if spec else f"{config.id}-"
     seen: dict[str, int] = {}
     items: list[BankItem] = []
+    excluded: dict[str, str] = {}
     for row, record in rows:
         for name in required + optional:
             if name not in record:
@@ -245,6 +253,9 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path, spec: str | None = No
         if isinstance(answer_index, str):
             raise ItemBankError(path, row, cols.answer, answer_index)
         category = _text(path, row, cols.category, record[cols.category])
+        if category in config.excluded:
+            excluded[upstream] = category
+            continue
         if category not in config.categories:
             raise ItemBankError(
                 path,
@@ -287,4 +298,4 @@ def read_item_bank(config: ItemBankConfig, base_dir: Path, spec: str | None = No
         )
     if not items:
         raise ItemBankError(path, 0, None, "no items")
-    return BankFile(path, hashlib.sha256(data).hexdigest(), tuple(items))
+    return BankFile(path, hashlib.sha256(data).hexdigest(), tuple(items), excluded, prefix)

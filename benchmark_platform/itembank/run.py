@@ -18,7 +18,8 @@ from benchmark_platform.store import Database
 class BankImport:
     file: str
     sha256: str
-    file_items: int  # every row of the file (all disciplines)
+    file_items: int  # every imported row of the file (all disciplines)
+    excluded_items: int  # rows of categories the spec leaves out on purpose (item_bank.excluded)
     items: int  # this discipline's
     removed: int  # this discipline's bank items no longer in the file
     by_source: dict[str, int]
@@ -50,6 +51,7 @@ def import_discipline(
         file=bank.path.name,
         sha256=bank.sha256,
         file_items=len(bank.items),
+        excluded_items=len(bank.excluded),
         items=counts["items"],
         removed=counts["removed"],
         by_source=dict(sorted(Counter(item.stratum_key for item in mine).items())),

@@ -31,6 +31,7 @@ import polars as pl
 from benchmark_platform.release.croissant import croissant
 from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
+from benchmark_platform.release.kina import kina_notes
 from benchmark_platform.release.report import REPORT_FILES, report_files
 from benchmark_platform.release.seal import TEST, seal, split_of
 from benchmark_platform.release.tables import ReleaseTable
@@ -167,7 +168,8 @@ def assemble(
             bool(spec.evaluation.imports),
             bool(spec.sources),
             release.require_review_approval,
-        ),
+        )
+        + (kina_notes(spec.audit.kina) if spec.audit.kina else ()),
         release.include_manual_review,
         min_answered_share=spec.analysis.min_answered_share,
         sealed_outcomes=sealed_outcomes,

@@ -10,6 +10,8 @@ from typing import Any, cast
 
 import polars as pl
 
+from benchmark_platform.release.kina import screening_section
+
 
 @dataclass(frozen=True)
 class ReleaseSummary:
@@ -64,9 +66,12 @@ class ReleaseSummary:
         ]
         if empty:
             why = dict(funnel_table(self).select("discipline", "why none released").iter_rows())
+            by_reason: dict[str, list[str]] = {}
+            for key in empty:
+                by_reason.setdefault(why.get(key) or "no item", []).append(key)
             notes.append(
-                "Disciplines without released items: "
-                + "; ".join(f"{key} ({why.get(key) or 'no item'})" for key in empty)
+                f"Disciplines without released items ({len(empty)} of {len(self.disciplines)}): "
+                + "; ".join(f"{reason}: {', '.join(keys)}" for reason, keys in by_reason.items())
                 + "; coverage of the taxonomy is uneven."
             )
         if self.evaluated_models and set(self.evaluated_models) <= {"random-baseline"}:
@@ -471,6 +476,7 @@ release's own tables.
 ## What ran and what fell back
 {stage_report(s)}
 
+{screening_section(s.tables)}
 ## Collection process
 {s.collection()}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,7 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from benchmark_platform.paths import SPECS_DIR
-from benchmark_platform.safeyaml import Budget, SafeLoader, YamlError, read_yaml
+from benchmark_platform.safeyaml import YAML_LIMITS, Budget, SafeLoader, YamlError, read_yaml
 from benchmark_platform.spec.models import BenchmarkSpec, SpecReferenceError
 
 DEFAULT_SPEC = "wine"
@@ -25,9 +26,10 @@ class SpecError(ValueError):
 
 
 class _IncludeLoader(SafeLoader):
-    """The platform's safe loader plus `!include other.yaml`, resolved next to the including file (large taxonomies
-    live apart) and refused outside `include_roots` (the spec's folder unless the caller allows more): a spec cannot
-    read any file. An included file shares the including file's alias budget."""
+    """The platform's safe loader plus `!include other.yaml` (or `other.csv`: a list of its rows, each a mapping of
+    the header's columns to text), resolved next to the including file (large taxonomies and reviewable tables live
+    apart) and refused outside `include_roots` (the spec's folder unless the caller allows more): a spec cannot read
+    any file. An included file shares the including file's alias budget."""
 
     include_roots: tuple[Path, ...] = ()
 
@@ -49,7 +51,25 @@ def _include(loader: _IncludeLoader, node: yaml.Node) -> object:
             f"{loader.name}: `!include {name}` reads {path}, outside the spec's folder {roots[0]}; "
             "move the file into the spec's folder (or allow its folder: load_spec(..., include_roots=...))"
         )
+    if path.suffix.lower() == ".csv":
+        return _read_csv(path)
     return _read(path, type(loader), getattr(loader, "budget", None))
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    if path.stat().st_size > YAML_LIMITS.max_bytes:  # the same size limit as a YAML file of the spec
+        raise SpecError(f"{path}: over {YAML_LIMITS.max_bytes} bytes, too large for a spec's table")
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason}); save the file as UTF-8") from None
+    except csv.Error as exc:
+        raise SpecError(f"{path}: not a valid CSV table: {exc}") from None
+    for line, row in enumerate(rows, 2):
+        if None in row or None in row.values():
+            raise SpecError(f"{path}:{line}: the row's field count differs from the header's")
+    return rows
 
 
 _IncludeLoader.add_constructor("!include", _include)
@@ -68,7 +88,9 @@ def load_spec(name_or_path: str | Path = DEFAULT_SPEC, include_roots: Sequence[P
     if not path.exists():
         bundled = sorted(p.name for p in SPECS_DIR.iterdir() if (p / "spec.yaml").exists())
         raise SpecError(f"{path}: no such spec (bundled specs: {', '.join(bundled)})")
-    roots = tuple(Path(p).resolve() for p in (path.parent, *include_roots))
+    # a bundled spec may include another bundled spec's files (kina_mmlu_pro reads kina's taxonomy)
+    siblings: tuple[Path, ...] = (SPECS_DIR,) if path.resolve().is_relative_to(SPECS_DIR.resolve()) else ()
+    roots = tuple(Path(p).resolve() for p in (path.parent, *siblings, *include_roots))
     loader = type("_SpecLoader", (_IncludeLoader,), {"include_roots": roots})
     try:
         raw = _read(path, loader)

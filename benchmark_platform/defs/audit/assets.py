@@ -8,6 +8,7 @@ from collections import Counter
 import dagster as dg
 
 from benchmark_platform.audit.calibration import report_markdown
+from benchmark_platform.audit.pool import kina_screening_counts
 from benchmark_platform.audit.runner import agent_versions
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
@@ -102,6 +103,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                     "skipped_agents": dg.MetadataValue.json({a: r for (a, _), r in sorted(out.skipped.items())}),
                     "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
                     "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
+                    # KINA 4.1 stage 1 on this subfield: audited, failed by K1 / K2 / K3, screened in
+                    **(
+                        {"kina_screening": dg.MetadataValue.json(kina_screening_counts(out.findings))}
+                        if spec.audit.kina
+                        else {}
+                    ),
                 }
             )
 

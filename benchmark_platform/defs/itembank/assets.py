@@ -46,7 +46,12 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             context.log.info(f"{discipline}: {done.items} items from {done.file} (sha256 {done.sha256[:12]})")
             return dg.MaterializeResult(
                 metadata={
-                    **counts_metadata(items=done.items, file_items=done.file_items, removed=done.removed),
+                    **counts_metadata(
+                        items=done.items,
+                        file_items=done.file_items,
+                        excluded_items=done.excluded_items,  # categories left out on purpose, with no home
+                        removed=done.removed,
+                    ),
                     "file": done.file,
                     "file_sha256": done.sha256,
                     "licence": bank.licence,

@@ -15,6 +15,7 @@ from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.paths import PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
+from benchmark_platform.release.kina import kina_tables
 from benchmark_platform.release.tables import read_plots, read_release_tables, record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -109,7 +110,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         release_key: ReleaseKey,
     ) -> dg.MaterializeResult:
         db = database.db
-        files, rows, split = assemble(spec, read_release_tables(db, spec), read_plots(db, spec), release_key.key)
+        tables = read_release_tables(db, spec) + kina_tables(db, spec)
+        files, rows, split = assemble(spec, tables, read_plots(db, spec), release_key.key)
         fingerprint = spec_fingerprint(spec.model_dump_json())
         manifest = manifest_of(spec, files, rows, split, fingerprint, RELEASE_CODE_VERSION)
         lineage = {
