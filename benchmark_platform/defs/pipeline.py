@@ -151,21 +151,23 @@ def materialize_all(
     tags = {**run_tags(), BUILD_TAG: uuid.uuid4().hex}
     run_config = {"loggers": {"console": {"config": {"log_level": console_level}}}}
 
-    def record(result: dg.ExecuteInProcessResult) -> dg.ExecuteInProcessResult:
+    def record(result: dg.ExecuteInProcessResult) -> list[StageOutcome]:
+        logs = instance.all_logs(result.run_id)  # read once: the event log file and the stage lines share it
         if events is not None:
-            events.append_run(instance, result.run_id)
-        return result
+            events.append_run(instance, result.run_id, logs)
+        return stage_outcomes(result, instance, logs)
 
     def run(label: str, asset_keys: list[dg.AssetKey], partition_key: str | None) -> list[StageOutcome]:
-        result = runnable.resolve_job_def(jobs[label].name).execute_in_process(
-            instance=instance,
-            partition_key=partition_key,
-            asset_selection=asset_keys,
-            tags=tags,
-            run_config=run_config,
-            raise_on_error=True,
+        return record(
+            runnable.resolve_job_def(jobs[label].name).execute_in_process(
+                instance=instance,
+                partition_key=partition_key,
+                asset_selection=asset_keys,
+                tags=tags,
+                run_config=run_config,
+                raise_on_error=True,
+            )
         )
-        return stage_outcomes(record(result), instance)
 
     for source in observed:  # what the graph reads from outside, hashed now: the stale status compares against it
         # one run each: an observation job holds one partitioning
@@ -187,17 +189,16 @@ def materialize_all(
         log(f"{prefix} up to date ({directory})")
         return ReleaseGate([], up_to_date=True)
     checks = release_input_checks(spec)
-    result = record(
-        dg.materialize(
-            [*assets, *observed, *checks],
-            selection=dg.AssetSelection.checks(*[k for c in checks for k in c.check_keys]),
-            instance=instance,
-            resources=all_resources,
-            raise_on_error=True,
-            tags=tags,
-            run_config=run_config,
-        )
+    result = dg.materialize(
+        [*assets, *observed, *checks],
+        selection=dg.AssetSelection.checks(*[k for c in checks for k in c.check_keys]),
+        instance=instance,
+        resources=all_resources,
+        raise_on_error=True,
+        tags=tags,
+        run_config=run_config,
     )
+    record(result)
     gate = ReleaseGate([(e.check_name, e.passed) for e in result.get_asset_check_evaluations()])
     log(f"[{spec.name} release gate] {gate.describe()}")
     if gate.passed:
