@@ -37,9 +37,12 @@ STEPS = ("first", "noop", "forced", "change", "forced_after_change", "revert")
 
 
 def _run_ids(url: str) -> set[str]:
-    with psycopg2.connect(url) as conn, conn.cursor() as cur:
-        cur.execute("SELECT run_id FROM runs")
-        return {r[0] for r in cur.fetchall()}
+    try:
+        with psycopg2.connect(url) as conn, conn.cursor() as cur:
+            cur.execute("SELECT run_id FROM runs")
+            return {r[0] for r in cur.fetchall()}
+    except psycopg2.errors.UndefinedTable:  # Dagster creates its tables on the first run
+        return set()
 
 
 def _step_seconds(url: str, run_ids: set[str]) -> float:
