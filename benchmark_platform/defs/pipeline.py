@@ -98,7 +98,7 @@ def _groups(
     before = [a for a in unpartitioned if _descendants(graph, a.key) & partitioned]
     after = [a for a in unpartitioned if a not in before]
     return [
-        _Group("inputs", None, [None], before),
+        _Group("setup", None, [None], before),
         _Group("sources", by_source[0].partitions_def if by_source else None, source_ids, by_source),
         _Group(
             "disciplines",
