@@ -135,7 +135,11 @@ def materialize_all(
     assets = [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)]
     observed = [a for a in defs.assets or [] if isinstance(a, dg.SourceAsset)]
     all_resources = {**(defs.resources or {}), **(resources or {})}
-    instance = instance or dg.DagsterInstance.get()
+    if instance is None:
+        instance = dg.DagsterInstance.get()
+        # Dagster's Postgres storages open a connection per query by default (a build makes thousands: every event,
+        # every stale-status read); hold them open for this process, as its webserver does
+        instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=10)
     graph = defs.resolve_asset_graph()
     release_key = key(spec, "release")
     groups = _groups(spec, assets, graph, disciplines)
