@@ -64,14 +64,24 @@ def stale_status(
     return CachingStaleStatusResolver(instance, graph, _Loading(instance)).get_status(asset_key, partition_key)
 
 
-def _descendants(graph: Any, asset_key: dg.AssetKey) -> set[dg.AssetKey]:
-    found, stack = set(), list(graph.get(asset_key).child_keys)
+def _reachable(graph: Any, asset_key: dg.AssetKey, edges: str) -> set[dg.AssetKey]:
+    """Every asset below (`edges="child_keys"`) or above (`"parent_keys"`) one, transitively."""
+    found: set[dg.AssetKey] = set()
+    stack = list(getattr(graph.get(asset_key), edges))
     while stack:
-        child = stack.pop()
-        if child not in found:
-            found.add(child)
-            stack.extend(graph.get(child).child_keys)
+        nxt = stack.pop()
+        if nxt not in found:
+            found.add(nxt)
+            stack.extend(getattr(graph.get(nxt), edges))
     return found
+
+
+def _descendants(graph: Any, asset_key: dg.AssetKey) -> set[dg.AssetKey]:
+    return _reachable(graph, asset_key, "child_keys")
+
+
+def _ancestors(graph: Any, asset_key: dg.AssetKey) -> set[dg.AssetKey]:
+    return _reachable(graph, asset_key, "parent_keys")
 
 
 @dataclass(frozen=True)
@@ -221,13 +231,16 @@ def _build_partition(
     force: bool,
     run: Callable[[str, list[dg.AssetKey], str | None], list[StageOutcome]],
 ) -> list[StageOutcome]:
-    """Run the group's stale or missing assets of one partition until none is left, each at most once.
+    """Run the group's stale or missing assets of one partition, round by round, until none is left.
 
     Dagster marks an asset stale when its code version changed or an input's data version moved since it was
     built; it does not mark the assets below a stale one until that one is rebuilt (its new data version may equal
-    the old). So each round runs what is stale now, plus everything below a missing asset (certainly to build),
-    and asks again: an anchor file edit rebuilds `anchors`, then what reads the new anchors, and so on down."""
+    the old). So a round runs the stale assets with nothing pending above them, and everything missing with what is
+    below it (certainly to build, in one run: Dagster orders the steps); an asset waits while an asset above it
+    is stale, since it reads what that one will write. An anchor file edit rebuilds `anchors`, then what reads the
+    new anchors, and so on down; an asset whose inputs come back unchanged stops the walk there."""
     keys = [a.key for a in group.assets]
+    above = {k: _ancestors(graph, k) & set(keys) for k in keys}
     done: set[dg.AssetKey] = set()
     outcomes: list[StageOutcome] = []
     while True:
@@ -237,13 +250,12 @@ def _build_partition(
             resolver = CachingStaleStatusResolver(instance, graph, _Loading(instance))
             status = {k: resolver.get_status(k, partition_key) for k in keys if k not in done}
             missing = {k for k, s in status.items() if s == StaleStatus.MISSING}
-            below_missing = {d for k in missing for d in _descendants(graph, k)} & set(keys)
-            todo = ({k for k, s in status.items() if s == StaleStatus.STALE} | missing | below_missing) - done
+            certain = (missing | {d for k in missing for d in _descendants(graph, k)}) & set(keys)
+            pending = ({k for k, s in status.items() if s == StaleStatus.STALE} | certain) - done
+            todo = {k for k in pending if not (above[k] & pending) - certain}
         if not todo:
             return outcomes
-        outcomes += run(
-            group.label, [k for k in keys if k in todo], partition_key
-        )  # in the group's order (Dagster orders them anyway)
+        outcomes += run(group.label, [k for k in keys if k in todo], partition_key)
         done |= todo
 
 

@@ -85,5 +85,13 @@ def test_one_changed_anchor_file_makes_exactly_its_partitions_stale(built) -> No
     assert _build_partition(instance, graph, group, changed, False, run) == ["support_centrality"]
     assert _build_partition(instance, graph, group, changed, False, run) == []
     assert [_build_partition(instance, graph, group, d, False, run) for d in others[:2]] == [[], []]
+    # from a stale anchors partition, one call walks down: anchors first, then (stale only now) what reads them
+    second = others[2]
+    (spec.anchors_dir / second / "anchors.yaml").write_text(
+        (spec.anchors_dir / second / "anchors.yaml").read_text(encoding="utf-8") + "\n# again\n", encoding="utf-8"
+    )
+    observe()
+    assert _build_partition(instance, graph, group, second, False, run) == ["anchors", "support_centrality"]
+    assert _statuses(spec, graph, instance, "support_centrality")[second] == FRESH
     # --force rebuilds the partition whatever its status
     assert _build_partition(instance, graph, group, others[0], True, run) == ["anchors", "support_centrality"]
