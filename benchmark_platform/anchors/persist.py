@@ -6,11 +6,13 @@ from typing import Any
 
 from benchmark_platform.anchors.models import AnchorSet
 from benchmark_platform.store import Database, insert_rows
+from benchmark_platform.store.current import make_current
 from benchmark_platform.store.db import returned
 
 
 def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, bool]:
-    """The import's id, and whether it is new. An import is immutable: the same version is stored once."""
+    """The import's id, and whether it is new. An import is immutable: the same version is stored once; either way it
+    becomes the discipline's current import (a new one by sql/0410's insert trigger)."""
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             "SELECT import_id FROM anchor_imports WHERE spec = %s AND discipline = %s AND content_hash = %s",
@@ -18,6 +20,7 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
         )
         found = cur.fetchone()
         if found:
+            make_current(cur, spec, "anchors", anchors.discipline, int(found[0]))
             return int(found[0]), False
         cur.execute(
             """INSERT INTO anchor_imports (spec, discipline, file_name, content_hash, is_example, k_total, note, files)
@@ -76,10 +79,10 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
 
 
 def latest_import_versions(db: Database, spec: str) -> dict[str, str]:
-    """Each discipline's latest imported anchor version (content hash): what the stored anchors are now."""
+    """Each discipline's current anchor version (content hash): what the stored anchors are now."""
     rows = db.query(
-        """SELECT DISTINCT ON (discipline) discipline, content_hash FROM anchor_imports
-           WHERE spec = %s ORDER BY discipline, import_id DESC""",
+        """SELECT c.discipline, a.content_hash FROM current_anchor_imports c JOIN anchor_imports a USING (import_id)
+           WHERE c.spec = %s""",
         (spec,),
     )
     return {r["discipline"]: r["content_hash"] for r in rows}

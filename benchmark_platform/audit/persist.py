@@ -16,10 +16,12 @@ from benchmark_platform.audit.policy import HUMAN_KEY_RUBRIC, Action, KeyRating
 from benchmark_platform.audit.pool import Answer
 from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
+from benchmark_platform.store.current import make_current
 from benchmark_platform.store.db import returned
 
 __all__ = [
     "audit_run_exists",
+    "current_audit_run",
     "inputs_hash",
     "load_answers",
     "load_audit_items",
@@ -120,20 +122,28 @@ def load_related_facts(db: Database, spec_name: str, discipline: str) -> dict[st
 
 
 def audit_run_exists(db: Database, spec_name: str, discipline: str, digest: str) -> bool:
-    """Whether the discipline was audited on exactly these inputs (the run store_audit would reuse)."""
+    """Whether the discipline's current audit run is of exactly these inputs (an earlier run of them that is not
+    current, after an input changed and changed back, still has to be made current by the audit)."""
     return bool(
         db.scalar(
-            "SELECT 1 FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
+            """SELECT 1 FROM current_audit_runs c JOIN audit_runs a USING (audit_run_id)
+               WHERE c.spec = %s AND c.discipline = %s AND a.inputs_hash = %s""",
             (spec_name, discipline, digest),
         )
     )
 
 
-def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:
-    """The latest run's findings, each pointing at the run that judged it (for carrying it over)."""
+def current_audit_run(db: Database, spec_name: str, discipline: str) -> int | None:
+    """The discipline's current audit run (the one its current inputs produced or reused), None before any."""
     run = db.scalar(
-        "SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s", (spec_name, discipline)
+        "SELECT audit_run_id FROM current_audit_runs WHERE spec = %s AND discipline = %s", (spec_name, discipline)
     )
+    return None if run is None else int(run)
+
+
+def load_previous(db: Database, spec_name: str, discipline: str) -> tuple[int | None, PreviousFindings]:
+    """The current run's findings, each pointing at the run that judged it (for carrying it over)."""
+    run = current_audit_run(db, spec_name, discipline)
     if run is None:
         return None, {}
     rows = db.query(
@@ -179,7 +189,8 @@ def store_audit(
     actions: Sequence[Action] = (),
 ) -> tuple[int, bool]:
     """(audit run id, whether it is new). The same inputs audited again reuse their run: no duplicate rows. A run is
-    append-only: findings of earlier runs and of other agent versions are never touched."""
+    append-only: findings of earlier runs and of other agent versions are never touched. Either way the run becomes
+    the discipline's current one (what selection, review, evaluation and the release read)."""
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO audit_runs (spec, discipline, inputs_hash, dagster_run_id) VALUES (%s, %s, %s, %s)
@@ -192,8 +203,10 @@ def store_audit(
                 "SELECT audit_run_id FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
                 (spec_name, discipline, digest),
             )
-            return returned(cur), False
-        run_id = row[0]
+            reused = int(returned(cur))
+            make_current(cur, spec_name, "audit", discipline, reused)
+            return reused, False
+        run_id = row[0]  # current from now on (sql/0410's insert trigger)
         insert_rows(
             conn,
             "audit_findings",
@@ -325,10 +338,9 @@ def load_gold(db: Database, sheets: Iterable[str] = ()) -> tuple[list[AuditItem]
 
 
 def load_latest_findings(db: Database, spec_name: str, item_refs: Iterable[str]) -> list[Finding]:
-    """The latest runs' findings on stored items that carry gold labels (review-app sheets rate items by id)."""
+    """The current runs' findings on stored items that carry gold labels (review-app sheets rate items by id)."""
     rows = db.query(
-        """WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id FROM audit_runs WHERE spec = %s
-                                       ORDER BY discipline, audit_run_id DESC)
+        """WITH latest AS (SELECT audit_run_id FROM current_audit_runs WHERE spec = %s)
                        SELECT item_id, agent, agent_version, severity FROM audit_findings JOIN latest USING (audit_run_id)
                        WHERE item_id = ANY(%s)""",
         (spec_name, list(item_refs)),

@@ -4,9 +4,9 @@
   (item-bank items carry their provenance in item_bank_rows instead);
 - `duplicate_options`: audit survivors (what may ship) with two options equal after case folding and whitespace
   normalisation;
-- `unaudited_items`: items that lack a verdict of some policy agent in their discipline's latest audit run (the
+- `unaudited_items`: items that lack a verdict of some policy agent in their discipline's current audit run (the
   drop/relabel policy cannot have been applied to them);
-- `uncalibrated_agents`: LLM-judged agents in the latest audit runs without a row in `audit_calibrations` (the
+- `uncalibrated_agents`: LLM-judged agents in the current audit runs without a row in `audit_calibrations` (the
   audit stage's Cohen's kappa against the gold labels, which also decides whether the agent is advisory);
 - `unevaluated_items`: (item, configuration) pairs of a discipline's evaluation runs with no answer.
 """
@@ -20,8 +20,7 @@ from benchmark_platform.store import Database
 
 SAMPLE = 20
 
-_LATEST = """latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
-                        ORDER BY discipline, audit_run_id DESC)"""
+_LATEST = """latest AS (SELECT audit_run_id, discipline FROM current_audit_runs WHERE spec = %(spec)s)"""
 
 
 def unlinked_items(db: Database, spec: str) -> list[dict[str, Any]]:
@@ -67,7 +66,7 @@ def unaudited_items(db: Database, spec: str, policy_agents: Sequence[str]) -> li
 
 
 def uncalibrated_agents(db: Database, spec: str, deterministic_agents: Sequence[str]) -> list[dict[str, Any]]:
-    """LLM-judged agents of the latest runs with no row in audit_calibrations (kappa against the gold labels)."""
+    """LLM-judged agents of the current runs with no row in audit_calibrations (kappa against the gold labels)."""
     return db.query(
         f"""
         WITH {_LATEST}

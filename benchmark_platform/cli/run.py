@@ -27,7 +27,9 @@ SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts",
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
-        "run", help="materialise every asset of the default benchmarks (wine, mmlu_pro) or the given specs"
+        "run",
+        help="build what is stale or missing (Dagster's stale status) of the default benchmarks (wine, mmlu_pro) or "
+        "the given specs",
     )
     run.add_argument(
         "--spec",
@@ -39,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         default=RELEASES_DIR,
         help=f"where release bundles are written, <dir>/<spec>/<version>/ (default: {RELEASES_DIR})",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="rebuild every asset of every partition, stale or not (a full rebuild)"
     )
     run.set_defaults(handler=_serialized_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
@@ -106,6 +111,7 @@ def _run(args: argparse.Namespace) -> int:
             starting=lambda prefix: print(prefix, end=" ", flush=True),
             # Dagster's console repeats every event with stack traces; --debug restores it
             console_level="DEBUG" if args.debug else "CRITICAL",
+            force=args.force,
         )
         timings.append(f"{spec.name} {time.perf_counter() - began:.0f} s")
         path = db.scalar(

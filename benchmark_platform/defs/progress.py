@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,9 +53,10 @@ class EventLogFile:
             logger.propagate = False
         warnings.simplefilter("default")
 
-    def append_run(self, instance: Any, run_id: str) -> None:
+    def append_run(self, instance: Any, run_id: str, logs: Sequence[Any] | None = None) -> None:
+        """`logs`: the run's event log entries when the caller already read them (one read per run)."""
         with self.path.open("a", encoding="utf-8") as handle:
-            for entry in instance.all_logs(run_id):
+            for entry in instance.all_logs(run_id) if logs is None else logs:
                 kind = entry.dagster_event.event_type_value if entry.dagster_event else entry.level
                 handle.write(f"{entry.timestamp:.3f} {run_id[:8]} {entry.step_key or '-'} {kind} {entry.message}\n")
 
@@ -74,11 +76,12 @@ def _value(entry: Any) -> Any:
     return getattr(entry, "value", entry)
 
 
-def stage_outcomes(result: Any, instance: Any) -> list[StageOutcome]:
-    """Per materialised asset of one run: its rows (from its metadata) and its step's wall time."""
+def stage_outcomes(result: Any, instance: Any, logs: Sequence[Any] | None = None) -> list[StageOutcome]:
+    """Per materialised asset of one run: its rows (from its metadata) and its step's wall time (`logs`: the run's
+    event log entries, when the caller already read them)."""
     started: dict[str, float] = {}
     seconds: dict[str, float] = {}
-    for entry in instance.all_logs(result.run_id):
+    for entry in instance.all_logs(result.run_id) if logs is None else logs:
         event = entry.dagster_event
         if event is None or entry.step_key is None:
             continue

@@ -43,12 +43,11 @@ def load_pool(db: Database, spec_name: str, discipline: str) -> list[Fact]:
 
 
 def audit_pass_rates(db: Database, spec_name: str) -> dict[str, tuple[int, int]]:
-    """(passed, audited) per generator: an item passes when its discipline's latest audit run did not drop it
+    """(passed, audited) per generator: an item passes when its discipline's current audit run did not drop it
     (the audit policy's verdict; advisory agents' failures and relabel/disclose actions do not count against it)."""
     rows = db.query(
         """
-        WITH latest AS (SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
-                        ORDER BY discipline, audit_run_id DESC)
+        WITH latest AS (SELECT audit_run_id, discipline FROM current_audit_runs WHERE spec = %(spec)s)
         SELECT g.generator,
                count(*) FILTER (WHERE NOT EXISTS (
                    SELECT 1 FROM audit_policy p WHERE p.audit_run_id = l.audit_run_id AND p.item_id = i.item_id

@@ -21,8 +21,7 @@ from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database, as_json
 
 _LATEST_AUDIT = """latest_audit AS (
-    SELECT DISTINCT ON (discipline) audit_run_id, discipline FROM audit_runs WHERE spec = %(spec)s
-    ORDER BY discipline, audit_run_id DESC)"""
+    SELECT audit_run_id, discipline FROM current_audit_runs WHERE spec = %(spec)s)"""
 _RELEASED = f"""WITH {_LATEST_AUDIT},
 released AS (
     SELECT i.item_id, i.spec, i.discipline, i.format, i.question, i.options, i.answer_index, i.explanation,

@@ -43,12 +43,12 @@ from benchmark_platform.store.db import returned
 ROLES = ("reviewer", "admin")
 EXAM_ROUNDS = (1, 2)  # KINA 4.1 / E.1: a discipline depth test, then a one-shot formal item simulation
 
-# Items approved for review: those the latest audit run of their discipline did not drop (a discipline never
+# Items approved for review: those the current audit run of their discipline did not drop (a discipline never
 # audited sends all its items). %(spec)s names the spec; the alias i is the items table.
 _APPROVED_FOR_REVIEW = """NOT EXISTS (
     SELECT 1 FROM audit_policy p
     WHERE p.item_id = i.item_id AND p.action = 'drop' AND p.audit_run_id = (
-        SELECT max(audit_run_id) FROM audit_runs ar WHERE ar.spec = i.spec AND ar.discipline = i.discipline))"""
+        SELECT ar.audit_run_id FROM current_audit_runs ar WHERE ar.spec = i.spec AND ar.discipline = i.discipline))"""
 
 
 def add_reviewer(db: Database, reviewer: Reviewer, role: str, password: str, recorded_by: str = "cli") -> None:

@@ -11,14 +11,16 @@ from benchmark_platform.store import Database, as_json, insert_rows
 
 
 def audited_item_candidates(db: Database, spec: str, discipline: str) -> tuple[list[Candidate], int | None]:
-    """The items the discipline's latest audit run judged and its policy did not drop, as candidates, and that run.
+    """The items the discipline's current audit run judged and its policy did not drop, as candidates, and that run.
 
     An item's text is its question with the keyed answer (the pair is what an anchor statement corresponds to);
     stratum key and src are those of its answer fact (else its first linked fact), so the anchor files' stratum map
     h applies to items as it does to facts; an item-bank item's are its bank row's stratum key and source. An item
-    the latest run did not judge (generated after it) is left out.
+    the current run did not judge (generated after it) is left out.
     """
-    run = db.scalar("SELECT max(audit_run_id) FROM audit_runs WHERE spec = %s AND discipline = %s", (spec, discipline))
+    run = db.scalar(
+        "SELECT audit_run_id FROM current_audit_runs WHERE spec = %s AND discipline = %s", (spec, discipline)
+    )
     if run is None:
         return [], None
     rows = db.query(

@@ -103,8 +103,9 @@ def built(kina_with_bank, migrated_database, tmp_path_factory):
 def test_kina_materialises_from_the_example_bank(built):
     db, spec, gate, lines, release_dir, _ = built
     assert gate.passed, gate.describe()
-    assert len(lines) == len(SUBFIELDS) + 3  # one line per partition, unpartitioned, gate, release
-    assert all(f"bank_items {PER_SUBFIELD} " in line for line in lines[: len(SUBFIELDS)])
+    # the audit calibration (read by every discipline) first, one line per partition, unpartitioned, gate, release
+    assert len(lines) == 1 + len(SUBFIELDS) + 3 and "setup" in lines[0]
+    assert all(f"bank_items {PER_SUBFIELD} " in line for line in lines[1 : 1 + len(SUBFIELDS)])
     assert verify_release(release_dir) == []
     selections = db.query(
         "SELECT discipline, k_total, manual_review FROM selections WHERE spec = 'kina' AND target = 'items'"

@@ -396,7 +396,13 @@ def test_a_rerun_leaves_every_file_but_the_lineage_byte_identical(built):
     lineage_before = read_lineage(directory)
     with pytest.MonkeyPatch.context() as env:
         env.setenv(DATABASE_URL_ENV, built["db"].url)
+        # nothing changed: everything is up to date, the release is not written again (issue 41)
         materialize_all(built["spec"], instance=built["instance"], resources=built["resources"], log=lambda _: None)
+        unchanged = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+        assert unchanged == before
+        materialize_all(
+            built["spec"], instance=built["instance"], resources=built["resources"], log=lambda _: None, force=True
+        )
     after = {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
     assert set(after) == set(before)
     changed = sorted(name for name in before if before[name] != after[name])

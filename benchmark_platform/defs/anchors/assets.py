@@ -8,6 +8,7 @@ from benchmark_platform.anchors import anchor_files, load_anchor_set, version_of
 from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import latest_import_versions, record_import
 from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key, per_partition, stage_pool
+from benchmark_platform.defs.inputs.versions import ANCHOR_FILES
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -20,6 +21,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=anchors_key,
         partitions_def=discipline_partitions(spec),
         group_name="anchors",
+        deps=[key(spec, ANCHOR_FILES)],  # observed content hash of the files: a changed file makes this stale
         code_version="anchor-import-1",
         # one discipline per run, on purpose: its data version is the content hash of the discipline's own files
         # (downstream staleness and the release's lineage read it) and Dagster records one data version per output,

@@ -15,6 +15,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.spec import BenchmarkSpec
@@ -32,7 +33,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         group_name="centrality",
         deps=[*([key(spec, "facts")] if spec.sources else []), key(spec, "anchors")],
         automation_condition=dg.AutomationCondition.eager(),  # new anchors (or facts) re-score the discipline
-        code_version=f"support-centrality-1:{scoring_version(spec, embedder)}",
+        code_version=f"support-centrality-1:{scoring_version(spec, embedder)}:{settings_hash(spec.taxonomy, spec.seed)}",
         required_resource_keys={"database", *(["llm"] if model else [])},
         backfill_policy=SINGLE_RUN,
         # with a signature model, the pool of its provider (one per step: it bounds the calls); else the stage's

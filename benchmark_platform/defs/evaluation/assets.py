@@ -22,6 +22,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import RESULT_FILES
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.evaluation.answering import AnswerProtocol
 from benchmark_platform.evaluation.persist import EvaluationRun
@@ -51,7 +52,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, "evaluation_answers"),
         partitions_def=discipline_partitions(spec),
         group_name="evaluation",
-        deps=[key(spec, "audit_findings"), key(spec, "selected_items")],
+        deps=[
+            key(spec, "audit_findings"),
+            key(spec, "selected_items"),
+            *([key(spec, RESULT_FILES)] if spec.evaluation.imports else []),
+        ],
         code_version=_code_version(spec),
         backfill_policy=SINGLE_RUN,
         pool=busiest_pool([models[name] for name in calls if name in models], calls)

@@ -19,6 +19,7 @@ from benchmark_platform.defs.common import (
     source_partitions,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
 from benchmark_platform.facts.persist import candidate_digests
 from benchmark_platform.facts.run import build_facts, extract_source
@@ -27,7 +28,7 @@ from benchmark_platform.spec import BenchmarkSpec
 
 def _code_version(spec: BenchmarkSpec, stage: str) -> str:
     """Changes with the facts section of the spec (thresholds, lexicons, gazetteer files, templates)."""
-    digest = hashlib.sha256(spec.facts.model_dump_json().encode())
+    digest = hashlib.sha256(spec.facts.model_dump_json().encode() + settings_hash(spec.taxonomy, spec.seed).encode())
     for gazetteer in spec.facts.gazetteers:
         digest.update((spec.directory / gazetteer.path).read_bytes())
     return f"facts-{stage}-2-{digest.hexdigest()[:12]}"

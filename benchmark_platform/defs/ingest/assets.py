@@ -8,6 +8,7 @@ import dagster as dg
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, counts_metadata, key, source_partitions
 from benchmark_platform.defs.ingest.resources import SourceFetcher
+from benchmark_platform.defs.inputs.versions import SOURCE_RECORDINGS, source_version
 from benchmark_platform.ingest.checks import CHECKS, check_source, source_rows
 from benchmark_platform.ingest.persist import store_ingest
 from benchmark_platform.ingest.snapshot import recorded_version
@@ -24,6 +25,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=asset_key,
         partitions_def=source_partitions(spec),
         group_name="ingest",
+        deps=[key(spec, SOURCE_RECORDINGS)],
+        code_version="ingest-1",
         pool=DATABASE_POOL,
         check_specs=[dg.AssetCheckSpec(name, asset=asset_key) for name in CHECKS],
         description="Documents exactly as each source served them, each a verified byte span of a recorded "
@@ -60,6 +63,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 "mode": fetcher.mode,
             },
             check_results=checks,
+            # what was ingested: the source's settings and recordings, as source_recordings observes them
+            data_version=dg.DataVersion(source_version(source, store)),
         )
 
     return dg.Definitions(

@@ -13,6 +13,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import ITEM_BANK_FILE, settings_hash
 from benchmark_platform.itembank.read import ItemBankError
 from benchmark_platform.itembank.run import import_discipline
 from benchmark_platform.spec import BenchmarkSpec
@@ -29,7 +30,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         key=key(spec, BANK_ITEMS),
         partitions_def=discipline_partitions(spec),
         group_name="itembank",
-        code_version=f"item-bank-1-{bank.id}",
+        deps=[key(spec, ITEM_BANK_FILE)],
+        code_version=f"item-bank-1-{bank.id}-{settings_hash(bank)}",
         # one run for a range: the data version (the bank file's hash) is the same for every discipline
         backfill_policy=SINGLE_RUN,
         pool=stage_pool(BANK_ITEMS),

@@ -105,6 +105,7 @@ def rebuild_release(
             instance=instance,
             log=log,
             resources={**resources, "release_directory": ReleaseDirectory(root=scratch)},
+            force=True,  # a rebuild proves the bytes: every asset runs again
         )
         rebuilt_dir = Path(scratch) / spec.name / spec.release.version
         rebuilt, rebuilt_lineage = read_manifest(rebuilt_dir), read_lineage(rebuilt_dir)

@@ -19,6 +19,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.calibration import calibrate, pilot_from_logs
 from benchmark_platform.review.metrics import logs_from_pairs, table5
@@ -34,7 +35,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     common = {
         "partitions_def": partitions,
         "group_name": "review",
-        "code_version": CODE_VERSION,
+        "code_version": f"{CODE_VERSION}-{settings_hash(spec.review, spec.seed)}",
         "backfill_policy": SINGLE_RUN,
         "pool": stage_pool("review"),  # one pool for the four: each is a short transaction on the review tables
     }

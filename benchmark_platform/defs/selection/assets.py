@@ -16,6 +16,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.selection.problem import SelectionResult
@@ -39,6 +40,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
     params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
+    taxonomy = settings_hash(spec.taxonomy, spec.seed)  # K_d targets and the seed
     response_version = hashlib.sha256(spec.selection.response.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()
     model = signature_model(spec)
@@ -51,7 +53,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         # eager: a re-scored discipline re-selects (identity partitions: only that discipline); items are content-
         # derived, so an unchanged selection regenerates the same items and the audit finds nothing stale
         automation_condition=dg.AutomationCondition.eager(),
-        code_version=f"kina-selection-1:{params_version}",
+        code_version=f"kina-selection-1:{params_version}:{taxonomy}",
         backfill_policy=SINGLE_RUN,
         pool=stage_pool("selected_facts"),
         description="Topic pre-approval: the K_d facts maximising F_d^sp under stratum quotas and the "
@@ -81,7 +83,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         group_name="selection",
         deps=[key(spec, "audit_findings"), key(spec, "anchors")],
         automation_condition=dg.AutomationCondition.eager(),  # a new audit run (or anchors) re-selects
-        code_version=f"kina-item-selection-2:{scoring_version(spec, embedder)}:{response_version}",
+        code_version=f"kina-item-selection-2:{scoring_version(spec, embedder)}:{response_version}:{taxonomy}",
         required_resource_keys={"database", *(["llm"] if model else [])},
         backfill_policy=SINGLE_RUN,
         pool=busiest_pool([model] if model else []) or stage_pool("selected_items"),
