@@ -180,7 +180,14 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         pages.shot("03_reviewer_edit")
         browser.find_element(By.LINK_TEXT, "← Reviewers").click()
         assert f"no second reviewer: nobody else independent is eligible in {d}" in browser.page_source
-        cli(env, "review", "edit-reviewer", bob, "--exam", f"{d}:1:passed", "--exam", f"{d}:2:passed")
+        edit = ("review", "edit-reviewer", bob, "--spec", str(spec_file))
+        typo = subprocess.run(
+            [str(CLI), *edit, "--exam", "wine_regions:1:passed"], env=env, capture_output=True, text=True
+        )
+        assert typo.returncode == 2 and typo.stderr.splitlines() == [  # a misspelt key is refused, the valid ones named
+            f"error: unknown discipline 'wine_regions'; the discipline keys of spec '{world.spec}' are: {d}"
+        ]
+        cli(env, *edit, "--exam", f"{d}:1:passed", "--exam", f"{d}:2:passed")
         browser.refresh()
         assert browser.find_element(By.ID, "reviewers").text.count("gets work") == 2
         pages.shot("04_reviewers_ready")

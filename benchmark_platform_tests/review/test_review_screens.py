@@ -1,0 +1,103 @@
+"""What a team trips over after its first round (issue 36): typed discipline names checked against the spec, forms
+that keep what was entered and report every problem at once, settlement that says what it did not pay."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmark_platform.review import repository as repo
+from benchmark_platform.spec import load_spec
+
+from .conftest import PASSWORD
+from .test_review_web import CSRF, assigned, client, log_in, rating_form
+
+WINE_KEYS = ", ".join(load_spec("wine").discipline_keys)
+
+
+@pytest.fixture
+def world(make_world):
+    w = make_world(n_items=4, n_reviewers=3)
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(wip_cap=3), seed=1, phase="tournament")
+    return w
+
+
+def test_cli_rejects_unknown_discipline_names_naming_the_valid_keys(make_world, monkeypatch, capsys):
+    from benchmark_platform.cli.main import main
+
+    world = make_world(n_items=1, n_reviewers=1)
+    monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
+    name = world.reviewers[0]
+    before = repo.exams(world.db)[name]
+    expected = f"error: unknown discipline 'wine_regions'; the discipline keys of spec 'wine' are: {WINE_KEYS}"
+    for args in (
+        ["review", "edit-reviewer", name, "--exam", "wine_regions:1:passed"],
+        ["review", "edit-reviewer", name, "--add-disciplines", "wine_regions"],
+        ["review", "edit-reviewer", name, "--disciplines", "regions,wine_regions"],
+        ["review", "add-reviewer", f"carol-{world.spec}", "--disciplines", "wine_regions"],
+    ):
+        capsys.readouterr()
+        assert main(args) == 2
+        assert capsys.readouterr().err.splitlines() == [expected]
+    assert repo.exams(world.db)[name] == before  # nothing recorded
+    assert f"carol-{world.spec}" not in {r.reviewer_id for r in repo.load_reviewers(world.db)}
+    with pytest.raises(SystemExit):
+        main(["review", "edit-reviewer", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "e.g. regions:1:passed" in help_text and "wine_regions" not in help_text
+
+
+def test_new_account_form_checks_disciplines_and_keeps_what_was_entered(world):
+    admin = client(world)
+    log_in(admin, world.admin)
+    page = admin.get("/admin/reviewers").text
+    assert 'minlength="12"' in page
+    form = {
+        "csrf_token": CSRF.search(page).group(1),
+        "reviewer_id": f"carol-{world.spec}",
+        "password": PASSWORD,
+        "role": "reviewer",
+        "disciplines": "wine_regions",
+        "affiliation": "Université de Bordeaux",
+        "level": "WSET Diploma",
+    }
+    bad = admin.post("/admin/reviewers", data=form).text
+    assert (
+        f"Not saved: unknown discipline &#39;wine_regions&#39;; the discipline keys of spec &#39;{world.spec}&#39;"
+        in bad
+    )
+    assert f"are: {world.discipline}" in bad
+    assert f'value="carol-{world.spec}"' in bad and 'value="Université de Bordeaux"' in bad
+    assert 'value="WSET Diploma"' in bad and 'value="wine_regions"' in bad
+    assert PASSWORD not in bad  # the password is never sent back
+    short = admin.post("/admin/reviewers", data={**form, "disciplines": world.discipline, "password": "short"}).text
+    assert "Not saved: passwords need at least 12 characters" in short
+    assert f'value="carol-{world.spec}"' in short and 'value="Université de Bordeaux"' in short
+    assert f"carol-{world.spec}" not in {r.reviewer_id for r in repo.load_reviewers(world.db)}
+    ok = admin.post("/admin/reviewers", data={**form, "disciplines": world.discipline}).text
+    assert f"Account &#39;carol-{world.spec}&#39; created" in ok
+    # the edit form's free list is checked too
+    edit = admin.get(f"/admin/reviewers/carol-{world.spec}").text
+    assert 'minlength="12"' in edit
+    token = CSRF.search(edit).group(1)
+    bad_edit = admin.post(
+        f"/admin/reviewers/carol-{world.spec}", data={"csrf_token": token, "other_disciplines": "wine_regions"}
+    ).text
+    assert "Not saved: unknown discipline &#39;wine_regions&#39;" in bad_edit
+
+
+def test_review_form_reports_every_missing_field_at_once(world):
+    rid = next(iter(assigned(world)))
+    blind = assigned(world)[rid][0]["blind_id"]
+    c = client(world)
+    log_in(c, rid)
+    form = rating_form(c, blind, comment="keep this report")
+    r = c.post(f"/review/{blind}", data={**form, "factuality": "", "logical_rigor": "", "verdict": ""})
+    assert r.status_code == 400
+    message = re.search(r'id="form-error">([^<]*)<', r.text).group(1)
+    assert message == (
+        "Not saved: Please score Factuality, Logical rigor and choose a verdict: approve, revise, reject or escalate."
+        " Your choices below are kept."
+    )
+    assert "keep this report" in r.text
