@@ -204,6 +204,7 @@ def _assign(args: argparse.Namespace) -> int:
 
 def _settle(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import settle_partition
+    from benchmark_platform.review.workflow import settlement_text
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -211,7 +212,7 @@ def _settle(args: argparse.Namespace) -> int:
     for d in spec.discipline_keys:
         outcomes = settle_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed)
         total = sum(e.amount for o in outcomes for e in o.ledger)
-        print(f"{d}: {sum(len(o.decisions) for o in outcomes)} items settled, {total:.2f} {spec.review.currency} paid")
+        print(f"{d}: settled {settlement_text(outcomes)}; {total:.2f} {spec.review.currency} paid")
     return 0
 
 

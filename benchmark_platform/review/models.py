@@ -27,6 +27,11 @@ def name_set(text: str) -> frozenset[str]:
     return frozenset(x.strip() for x in text.split(",") if x.strip())
 
 
+def plural(n: int, word: str) -> str:
+    """'1 item', '2 items': counts shown to people read as English."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def check_disciplines(names: Iterable[str], known: Sequence[str], spec: str) -> None:
     """Every name a person typed must be a discipline key of the spec: a misspelt one would be stored and silently
     never match an item, so the reviewer would get no work for a reason pointing elsewhere."""

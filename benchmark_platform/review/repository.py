@@ -574,7 +574,9 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
     return db.query(
         """SELECT a.spec, a.discipline, a.phase, a.item_id, a.round,
                   ra.verdict AS verdict_a, rb.verdict AS verdict_b, ra.scores AS scores_a, rb.scores AS scores_b,
-                  au.flawed AS audit_flawed, (au.item_id IS NOT NULL) AS audited, c.decision AS committee
+                  au.flawed AS audit_flawed, (au.item_id IS NOT NULL) AS audited, c.decision AS committee,
+                  EXISTS (SELECT 1 FROM review_validations v WHERE v.item_id = a.item_id AND v.round = a.round)
+                    AS validated
            FROM review_assignments a JOIN review_ratings ra ON ra.assignment_id = a.assignment_id
            JOIN review_assignments b ON b.item_id = a.item_id AND b.round = a.round AND b.reviewer_id > a.reviewer_id
            JOIN review_ratings rb ON rb.assignment_id = b.assignment_id
@@ -584,6 +586,20 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
            ORDER BY a.spec, a.discipline, a.item_id, a.round""",
         {"spec": spec, "discipline": discipline},
     )
+
+
+def unvalidated_counts(db: Database, spec: str, rubric_set: str) -> dict[str, int]:
+    """Fully rated (item, round)s per discipline with no validation under this rubric set: settling now would pay
+    their reviews the base wage only."""
+    validated = {
+        (r["item_id"], r["round"])
+        for r in db.query("SELECT item_id, round FROM review_validations WHERE rubric_set = %s", (rubric_set,))
+    }
+    counts: dict[str, int] = {}
+    for p in rating_pairs(db, spec):
+        if (p["item_id"], p["round"]) not in validated:
+            counts[p["discipline"]] = counts.get(p["discipline"], 0) + 1
+    return counts
 
 
 def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | None:

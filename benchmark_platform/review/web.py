@@ -33,9 +33,10 @@ from starlette.templating import Jinja2Templates
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.metrics import agreement
-from benchmark_platform.review.models import Decision, Reviewer, Verdict, check_disciplines, name_set
+from benchmark_platform.review.models import Decision, Reviewer, Verdict, check_disciplines, name_set, plural
 from benchmark_platform.review.rubrics import FORMAT_NAMES, RubricSet, rubric_set
 from benchmark_platform.review.security import MIN_PASSWORD_LENGTH, new_token, same
+from benchmark_platform.review.workflow import settlement_text
 from benchmark_platform.store import Database
 
 HERE = Path(__file__).parent
@@ -54,6 +55,7 @@ templates.env.globals.update(
     decisions=[Decision.APPROVED.value, Decision.REVISE.value, Decision.REJECTED.value],
     format_names=FORMAT_NAMES,
     min_password_length=MIN_PASSWORD_LENGTH,
+    plural=plural,
 )
 
 
@@ -207,7 +209,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             return _login_form(
                 request,
                 429,
-                f"Too many failed logins for this name or from this address. Try again in {wait} seconds.",
+                f"Too many failed logins for this name or from this address. Try again in {plural(wait, 'second')}.",
                 result.retry_after,
             )
         if result.outcome is repo.LoginOutcome.WRONG or result.session is None:
@@ -331,8 +333,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
                 outcomes = await run_in_threadpool(
                     repo.settle_partition, db, site.spec, discipline, config.policy_for(discipline), site.seed
                 )
-                settled = sum(len(o.decisions) for o in outcomes)
-                message = f"Settled {discipline}: {settled} fully rated items; the ledger below is up to date."
+                message = f"Settled {discipline}: {settlement_text(outcomes)}. The ledger below is up to date."
         pairs = await run_in_threadpool(repo.rating_pairs, db)
         return page(
             request,
@@ -343,6 +344,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             agreement=agreement(pairs),
             pairs=pairs,
             disciplines=site.disciplines,
+            unvalidated=await run_in_threadpool(repo.unvalidated_counts, db, site.spec, site.rubrics.name),
             money=lambda amount: money(amount, config.currency),
         )
 

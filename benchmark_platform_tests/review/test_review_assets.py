@@ -229,5 +229,5 @@ def test_assign_and_settle_from_the_cli_call_what_the_assets_call(make_world, mo
     assert repo.settle_partition(world.db, world.spec, world.discipline, other_set, spec.seed) == []
     assert main(["review", "settle", "--spec", str(path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{world.discipline}: 2 items settled, ") and out.endswith(" EUR paid\n")
+    assert out.startswith(f"{world.discipline}: settled 2 fully rated items") and out.endswith(" EUR paid\n")
     assert world.db.scalar("SELECT count(*) FROM review_ledger WHERE spec = %s AND kind = 'base'", (world.spec,)) == 4

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from benchmark_platform.review import repository as repo
+from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.spec import load_spec
 
 from .conftest import PASSWORD
@@ -101,3 +102,38 @@ def test_review_form_reports_every_missing_field_at_once(world):
         " Your choices below are kept."
     )
     assert "keep this report" in r.text
+
+
+def test_settling_unvalidated_items_is_warned_before_and_reported_after(make_world):
+    w = make_world(n_items=2, n_reviewers=2)
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(wip_cap=3), seed=1, phase="tournament")
+    for rid, mine in assigned(w).items():
+        c = client(w)
+        log_in(c, rid)
+        for x in mine:
+            c.post(f"/review/{x['blind_id']}", data=rating_form(c, x["blind_id"]))
+    admin = client(w)
+    log_in(admin, w.admin)
+    page = admin.get("/admin").text
+    warning = re.search(r'id="unvalidated">([^<]*)<', page).group(1)
+    assert warning.startswith(f"Not validated yet: 2 fully rated items in {w.discipline}.")
+    assert "Settling now pays their reviews the base wage only, no bonus" in page
+    assert page.count("<td>not validated</td>") == 2
+    validated = w.items[0]["item_id"]
+    token = CSRF.search(page).group(1)
+    admin.post(
+        f"/admin/item/{validated}/1", data={"csrf_token": token, "action": "validate", **{k: "5" for k in RUBRICS}}
+    )
+    page = admin.get("/admin").text
+    assert f"Not validated yet: 1 fully rated item in {w.discipline}." in page
+    assert "Settling now pays its reviews the base wage only" in page
+    settled = admin.post("/admin", data={"csrf_token": token, "discipline": w.discipline}).text
+    message = re.search(r'id="message">([^<]*)<', settled).group(1)
+    assert message == (
+        f"Settled {w.discipline}: 2 fully rated items; 1 not validated: its reviews got the base wage only and no bonus"
+        " (the bonus needs your reference scores: validate on the item page, then settle again)."
+        " The ledger below is up to date."
+    )
+    kinds = w.db.query("SELECT item_id, kind FROM review_ledger WHERE spec = %s", (w.spec,))
+    assert {e["item_id"] for e in kinds if e["kind"] == "bonus"} <= {validated}
+    assert sum(1 for e in kinds if e["kind"] == "base") == 4
