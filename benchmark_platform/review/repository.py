@@ -339,12 +339,27 @@ def reviewer_queue(db: Database, reviewer_id: str) -> list[dict[str, Any]]:
     )
 
 
-def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:
-    """The item behind the caller's own assignment (None for anyone else's handle); stamps the first opening.
+def item_sources(db: Database, item_id: str) -> list[dict[str, Any]]:
+    """Each source fact of the item with the readable text around its span in the cleaned document (never the raw
+    file) and the document's provenance: its source, publisher, licence, tier and retrieval time."""
+    return [
+        {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
+        for s in db.query(
+            """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
+                      substring(d.text FROM greatest(f.span_start - %(context)s, 0) + 1
+                                FOR f.span_start - greatest(f.span_start - %(context)s, 0)) AS before,
+                      substring(d.text FROM f.span_start + 1 FOR f.span_end - f.span_start) AS span,
+                      substring(d.text FROM f.span_end + 1 FOR %(context)s) AS after
+               FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
+               JOIN sources s USING (source_id) WHERE x.item_id = %(item)s ORDER BY f.fact_id""",
+            {"item": item_id, "context": EXCERPT_CONTEXT_CHARS},
+        )
+    ]
 
-    Each source fact comes with the readable text around its span in the cleaned document (never the raw file)
-    and the document's provenance: its source, publisher, licence, tier and retrieval time.
-    """
+
+def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:
+    """The item behind the caller's own assignment (None for anyone else's handle), with its sources
+    (:func:`item_sources`); stamps the first opening."""
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             "UPDATE review_assignments SET opened_at = coalesce(opened_at, now()) WHERE blind_id = %s AND reviewer_id = %s",
@@ -360,19 +375,7 @@ def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, 
         (blind_id, reviewer_id),
     )
     item = rows[0]
-    item["sources"] = [
-        {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
-        for s in db.query(
-            """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
-                      substring(d.text FROM greatest(f.span_start - %(context)s, 0) + 1
-                                FOR f.span_start - greatest(f.span_start - %(context)s, 0)) AS before,
-                      substring(d.text FROM f.span_start + 1 FOR f.span_end - f.span_start) AS span,
-                      substring(d.text FROM f.span_end + 1 FOR %(context)s) AS after
-               FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
-               JOIN sources s USING (source_id) WHERE x.item_id = %(item)s ORDER BY f.fact_id""",
-            {"item": item.pop("item_id"), "context": EXCERPT_CONTEXT_CHARS},
-        )
-    ]
+    item["sources"] = item_sources(db, item.pop("item_id"))
     return item
 
 
@@ -628,7 +631,13 @@ def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | Non
             (item_id, round_),
         ),
     }
-    return {**items[0], "round": round_, "reviews": reviews, **{k: (v[0] if v else None) for k, v in extra.items()}}
+    return {
+        **items[0],
+        "round": round_,
+        "reviews": reviews,
+        "sources": item_sources(db, item_id),
+        **{k: (v[0] if v else None) for k, v in extra.items()},
+    }
 
 
 def record_validation(

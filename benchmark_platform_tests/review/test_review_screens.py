@@ -137,3 +137,25 @@ def test_settling_unvalidated_items_is_warned_before_and_reported_after(make_wor
     kinds = w.db.query("SELECT item_id, kind FROM review_ledger WHERE spec = %s", (w.spec,))
     assert {e["item_id"] for e in kinds if e["kind"] == "bonus"} <= {validated}
     assert sum(1 for e in kinds if e["kind"] == "base") == 4
+
+
+def test_item_pages_keep_line_breaks_and_the_admin_sees_explanation_and_sources(make_world):
+    w = make_world(n_items=1, n_reviewers=2, ava_source=True)
+    item = w.items[0]["item_id"]
+    stem = "Which statements are true?\n1. Clear Lake lies within North Coast.\n2. Clear Lake lies in Oregon."
+    explanation = "Statement 1 is in the AVA file.\n\nStatement 2 is false: the file says state: CA."
+    with w.db.transaction() as conn, conn.cursor() as cur:
+        cur.execute("UPDATE items SET question = %s, explanation = %s WHERE item_id = %s", (stem, explanation, item))
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(wip_cap=3), seed=1, phase="tournament")
+    rid, (row,) = next(iter(assigned(w).items()))
+    reviewer = client(w)
+    log_in(reviewer, rid)
+    admin = client(w)
+    log_in(admin, w.admin)
+    css = admin.get("/static/review.css").text
+    assert "p.question, p.explanation, .options .option { white-space: pre-line; }" in css
+    for page in (reviewer.get(f"/review/{row['blind_id']}").text, admin.get(f"/admin/item/{item}/1").text):
+        assert f'<p class="question">{stem}</p>' in page  # the line breaks reach the page; the CSS shows them
+        assert f'<p class="explanation">{explanation}</p>' in page
+        assert "<mark>within: North Coast</mark>" in page and 'class="provenance"' in page
+        assert "UC Davis Library AVA project, from US TTB rulemaking" in page
