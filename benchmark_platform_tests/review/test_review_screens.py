@@ -159,3 +159,30 @@ def test_item_pages_keep_line_breaks_and_the_admin_sees_explanation_and_sources(
         assert f'<p class="explanation">{explanation}</p>' in page
         assert "<mark>within: North Coast</mark>" in page and 'class="provenance"' in page
         assert "UC Davis Library AVA project, from US TTB rulemaking" in page
+
+
+def test_committee_form_only_when_someone_escalated_with_nothing_preselected(make_world):
+    w = make_world(n_items=2, n_reviewers=2)
+    repo.assign_partition(w.db, w.spec, w.discipline, repo.ReviewPolicy(wip_cap=3), seed=1, phase="tournament")
+    escalated = w.items[0]["item_id"]
+    for rid, mine in assigned(w).items():
+        c = client(w)
+        log_in(c, rid)
+        for x in mine:
+            verdict = "escalate" if x["item_id"] == escalated and rid == w.reviewers[0] else "approve"
+            c.post(f"/review/{x['blind_id']}", data=rating_form(c, x["blind_id"], verdict))
+    admin = client(w)
+    log_in(admin, w.admin)
+    quiet = admin.get(f"/admin/item/{w.items[1]['item_id']}/1").text
+    assert "Core committee" not in quiet and 'name="decision"' not in quiet
+    page = admin.get(f"/admin/item/{escalated}/1").text
+    form = page[page.index('id="committee-form"') : page.index("</form>", page.index('id="committee-form"'))]
+    assert "Core committee: a reviewer escalated this item" in page
+    assert "<label>Committee decision <select" in form and 'id="committee-decision" required' in form
+    assert re.findall(r"<option[^>]*selected[^>]*>([^<]*)<", form) == ["choose"]  # no verdict chosen for the admin
+    token = CSRF.search(page).group(1)
+    saved = admin.post(
+        f"/admin/item/{escalated}/1", data={"csrf_token": token, "action": "committee", "decision": "revise"}
+    )
+    assert "Committee decision saved." in saved.text
+    assert re.findall(r"<option[^>]*selected[^>]*>([^<]*)<", saved.text.split('id="committee-form"')[1]) == ["revise"]
