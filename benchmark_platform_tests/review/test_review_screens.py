@@ -186,3 +186,20 @@ def test_committee_form_only_when_someone_escalated_with_nothing_preselected(mak
     )
     assert "Committee decision saved." in saved.text
     assert re.findall(r"<option[^>]*selected[^>]*>([^<]*)<", saved.text.split('id="committee-form"')[1]) == ["revise"]
+
+
+def test_done_lists_the_rated_items_and_links_stay_with_their_item(world):
+    rid = max(assigned(world), key=lambda r: len(assigned(world)[r]))
+    mine = assigned(world)[rid]
+    c = client(world)
+    log_in(c, rid)
+    links = dict(re.findall(r'href="/review/([^"]+)">Review item ([^<]+)</a>', c.get("/").text))
+    assert len(links) == len(mine) >= 2 and all(links[b] == b[:6] for b in links)
+    first, *rest = (x["blind_id"] for x in mine)
+    c.post(f"/review/{first}", data=rating_form(c, first))
+    home = c.get("/").text
+    after = dict(re.findall(r'href="/review/([^"]+)">Review item ([^<]+)</a>', home))
+    assert after == {b: links[b] for b in rest}  # the remaining links keep their names and targets
+    assert "Done (1)" in home
+    assert re.findall(r'<a class="done" href="/review/([^"]+)">Item ([^<]+)</a>', home) == [(first, first[:6])]
+    assert "You have rated this item" in c.get(f"/review/{first}").text
