@@ -28,7 +28,7 @@ from benchmark_platform.review.security import (
     token_hash,
     verify_password,
 )
-from benchmark_platform.review.sources import EXCERPT_CONTEXT_CHARS, excerpt, provenance_url
+from benchmark_platform.review.sources import EXCERPT_CONTEXT_CHARS, excerpt, link_titles, provenance_url
 from benchmark_platform.review.workflow import (
     RoundOutcome,
     appeal_assignments,
@@ -342,7 +342,7 @@ def reviewer_queue(db: Database, reviewer_id: str) -> list[dict[str, Any]]:
 def item_sources(db: Database, item_id: str) -> list[dict[str, Any]]:
     """Each source fact of the item with the readable text around its span in the cleaned document (never the raw
     file) and the document's provenance: its source, publisher, licence, tier and retrieval time."""
-    return [
+    sources = [
         {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
         for s in db.query(
             """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
@@ -355,6 +355,8 @@ def item_sources(db: Database, item_id: str) -> list[dict[str, Any]]:
             {"item": item_id, "context": EXCERPT_CONTEXT_CHARS},
         )
     ]
+    titles = link_titles([s["title"] for s in sources], [s["link"] for s in sources])
+    return [{**s, "title": title} for s, title in zip(sources, titles, strict=True)]
 
 
 def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:

@@ -425,6 +425,11 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
     async def bad_request(request: Request, exc: Exception) -> Response:
         return error(request, 400, str(exc))
 
+    async def not_found(request: Request, _: Exception) -> Response:
+        """An unknown address gets the site's own page, its navigation included, not a bare "Not Found"."""
+        me = await current(request)
+        return page(request, "error.html", 404, message="There is no page at this address.", me=me)
+
     return Starlette(
         routes=[
             Route("/login", login_page, methods=["GET"]),
@@ -439,7 +444,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         middleware=[Middleware(SecurityHeaders), Middleware(RefuseNul)],
-        exception_handlers={Forbidden: forbidden, BadRequest: bad_request},
+        exception_handlers={Forbidden: forbidden, BadRequest: bad_request, 404: not_found},
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.rubrics import RUBRICS
+from benchmark_platform.review.sources import link_titles
 from benchmark_platform.spec import load_spec
 
 from .conftest import PASSWORD
@@ -203,3 +204,30 @@ def test_done_lists_the_rated_items_and_links_stay_with_their_item(world):
     assert "Done (1)" in home
     assert re.findall(r'<a class="done" href="/review/([^"]+)">Item ([^<]+)</a>', home) == [(first, first[:6])]
     assert "You have rated this item" in c.get(f"/review/{first}").text
+
+
+def test_source_links_are_titled_by_their_own_document():
+    links = ["https://example.org/rules/cassis.pdf", "https://example.org/rules/bandol.pdf", "https://x.org/a"]
+    titles = link_titles(['Cahier des charges de l\'AOC "Cassis"**', "Wine rulebook", "Wine rulebook"], links)
+    assert titles == [
+        'Cahier des charges de l\'AOC "Cassis"',
+        "Wine rulebook (bandol.pdf)",
+        "Wine rulebook (a)",
+    ]
+    assert link_titles(["Clear Lake", "Clear Lake"], [links[0], links[0]]) == ["Clear Lake", "Clear Lake"]
+    assert link_titles([""], [links[1]]) == [links[1]]
+
+
+def test_admin_reviewer_exam_table_is_labelled_and_unknown_addresses_stay_in_the_layout(world):
+    admin = client(world)
+    log_in(admin, world.admin)
+    page = admin.get(f"/admin/reviewers/{world.reviewers[0]}").text
+    d = world.discipline
+    assert f'id="discipline-{d}" aria-label="{d}: reviews it"' in page
+    assert f'id="exam-{d}-1" aria-label="{d}: round 1 (depth test)"' in page
+    assert f'id="exam-{d}-2" aria-label="{d}: round 2 (item simulation)"' in page
+    missing = admin.get("/no/such/page")
+    assert missing.status_code == 404
+    assert "There is no page at this address." in missing.text and "Payouts and ratings</a>" in missing.text
+    anonymous = client(world).get("/nowhere")
+    assert anonymous.status_code == 404 and 'href="/static/review.css"' in anonymous.text
