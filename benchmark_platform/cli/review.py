@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = commands.add_parser("add-reviewer", help="create a reviewer or admin account (password read from stdin)")
     add.add_argument("reviewer_id")
     add.add_argument("--role", choices=["reviewer", "admin"], default="reviewer")
-    add.add_argument("--disciplines", default="", help="comma-separated discipline keys")
+    add.add_argument("--disciplines", default="", help="comma-separated discipline keys of --spec")
+    add.add_argument("--spec", default="wine", help="bundled spec name or path whose discipline keys are valid")
     add.add_argument("--affiliation", default="")
     add.add_argument(
         "--exams-passed", action="store_true", help="passed both exam rounds (KINA 4.1) in each of --disciplines"
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "edit-reviewer", help="change an account: disciplines, exam rounds, level, whitelist, conflicts, password"
     )
     edit.add_argument("reviewer_id")
+    edit.add_argument("--spec", default="wine", help="bundled spec name or path whose discipline keys are valid")
     edit.add_argument("--disciplines", help="comma-separated discipline keys (replaces the list)")
     edit.add_argument("--add-disciplines", default="", help="comma-separated discipline keys to add")
     edit.add_argument(
@@ -48,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="DISCIPLINE:ROUND:passed|failed",
-        help="record an exam result, e.g. wine_regions:1:passed (round 1 depth test, round 2 item simulation)",
+        help="record an exam result, e.g. regions:1:passed (round 1 depth test, round 2 item simulation)",
     )
     edit.add_argument("--exams-passed", action="store_true", help="both rounds passed in every discipline it reviews")
     edit.add_argument("--affiliation")
@@ -115,8 +117,13 @@ def _add_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.review.models import Reviewer
     from benchmark_platform.review.repository import add_reviewer
 
-    password = _read_password()
     disciplines = _names(args.disciplines)
+    try:
+        _check_disciplines(disciplines, args.spec)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    password = _read_password()
     reviewer = Reviewer(
         reviewer_id=args.reviewer_id,
         disciplines=disciplines,
@@ -151,6 +158,8 @@ def _edit_reviewer(args: argparse.Namespace) -> int:
     db = _database()
     try:
         exams = [_exam(text) for text in args.exam]
+        typed = _names(args.disciplines or "") | _names(args.add_disciplines) | {d for d, _, _ in exams}
+        _check_disciplines(typed, args.spec)
         current = next((r for r in load_reviewers(db) if r.reviewer_id == args.reviewer_id), None)
         disciplines = _names(args.disciplines) if args.disciplines is not None else None
         added = _names(args.add_disciplines)
@@ -195,6 +204,7 @@ def _assign(args: argparse.Namespace) -> int:
 
 def _settle(args: argparse.Namespace) -> int:
     from benchmark_platform.review.repository import settle_partition
+    from benchmark_platform.review.workflow import settlement_text
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -202,7 +212,7 @@ def _settle(args: argparse.Namespace) -> int:
     for d in spec.discipline_keys:
         outcomes = settle_partition(db, spec.name, d, spec.review.policy_for(d), spec.seed)
         total = sum(e.amount for o in outcomes for e in o.ledger)
-        print(f"{d}: {sum(len(o.decisions) for o in outcomes)} items settled, {total:.2f} {spec.review.currency} paid")
+        print(f"{d}: settled {settlement_text(outcomes)}; {total:.2f} {spec.review.currency} paid")
     return 0
 
 
@@ -216,6 +226,17 @@ def _appeal(args: argparse.Namespace) -> int:
         return 2
     print(f"item {args.item_id!r} reopened for its {len(handles)} reviewers")
     return 0
+
+
+def _check_disciplines(names: frozenset[str] | set[str], spec_name: str) -> None:
+    """Typed discipline names against the spec's taxonomy (the spec is read only when a name was typed)."""
+    if not names:
+        return
+    from benchmark_platform.review.models import check_disciplines
+    from benchmark_platform.spec import load_spec
+
+    spec = load_spec(spec_name)
+    check_disciplines(names, spec.discipline_keys, spec.name)
 
 
 def _names(text: str) -> frozenset[str]:

@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchmark_platform.review.config import ReviewPolicy
 
-__all__ = ["Assignment", "Decision", "Rating", "ReviewItem", "ReviewPolicy", "Reviewer", "Verdict", "name_set"]
+__all__ = [
+    "Assignment",
+    "Decision",
+    "Rating",
+    "ReviewItem",
+    "ReviewPolicy",
+    "Reviewer",
+    "Verdict",
+    "check_disciplines",
+    "name_set",
+]
 
 
 def name_set(text: str) -> frozenset[str]:
     """The names of a comma-separated list (disciplines, conflicts), blanks dropped."""
     return frozenset(x.strip() for x in text.split(",") if x.strip())
+
+
+def plural(n: int, word: str) -> str:
+    """'1 item', '2 items': counts shown to people read as English."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def check_disciplines(names: Iterable[str], known: Sequence[str], spec: str) -> None:
+    """Every name a person typed must be a discipline key of the spec: a misspelt one would be stored and silently
+    never match an item, so the reviewer would get no work for a reason pointing elsewhere."""
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        valid = ", ".join(known) if known else "none"
+        raise ValueError(
+            f"unknown discipline {', '.join(repr(u) for u in unknown)}; the discipline keys of spec {spec!r} are: {valid}"
+        )
 
 
 class Verdict(StrEnum):

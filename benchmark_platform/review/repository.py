@@ -28,7 +28,7 @@ from benchmark_platform.review.security import (
     token_hash,
     verify_password,
 )
-from benchmark_platform.review.sources import EXCERPT_CONTEXT_CHARS, excerpt, provenance_url
+from benchmark_platform.review.sources import EXCERPT_CONTEXT_CHARS, excerpt, link_titles, provenance_url
 from benchmark_platform.review.workflow import (
     RoundOutcome,
     appeal_assignments,
@@ -339,12 +339,29 @@ def reviewer_queue(db: Database, reviewer_id: str) -> list[dict[str, Any]]:
     )
 
 
-def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:
-    """The item behind the caller's own assignment (None for anyone else's handle); stamps the first opening.
+def item_sources(db: Database, item_id: str) -> list[dict[str, Any]]:
+    """Each source fact of the item with the readable text around its span in the cleaned document (never the raw
+    file) and the document's provenance: its source, publisher, licence, tier and retrieval time."""
+    sources = [
+        {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
+        for s in db.query(
+            """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
+                      substring(d.text FROM greatest(f.span_start - %(context)s, 0) + 1
+                                FOR f.span_start - greatest(f.span_start - %(context)s, 0)) AS before,
+                      substring(d.text FROM f.span_start + 1 FOR f.span_end - f.span_start) AS span,
+                      substring(d.text FROM f.span_end + 1 FOR %(context)s) AS after
+               FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
+               JOIN sources s USING (source_id) WHERE x.item_id = %(item)s ORDER BY f.fact_id""",
+            {"item": item_id, "context": EXCERPT_CONTEXT_CHARS},
+        )
+    ]
+    titles = link_titles([s["title"] for s in sources], [s["link"] for s in sources])
+    return [{**s, "title": title} for s, title in zip(sources, titles, strict=True)]
 
-    Each source fact comes with the readable text around its span in the cleaned document (never the raw file)
-    and the document's provenance: its source, publisher, licence, tier and retrieval time.
-    """
+
+def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, Any] | None:
+    """The item behind the caller's own assignment (None for anyone else's handle), with its sources
+    (:func:`item_sources`); stamps the first opening."""
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             "UPDATE review_assignments SET opened_at = coalesce(opened_at, now()) WHERE blind_id = %s AND reviewer_id = %s",
@@ -360,19 +377,7 @@ def open_assignment(db: Database, blind_id: str, reviewer_id: str) -> dict[str, 
         (blind_id, reviewer_id),
     )
     item = rows[0]
-    item["sources"] = [
-        {**s, "excerpt": excerpt(s.pop("before"), s.pop("span"), s.pop("after")), "link": provenance_url(s["url"])}
-        for s in db.query(
-            """SELECT d.title, d.url, d.retrieved_at, s.title AS source_title, s.publisher, s.licence, s.tier,
-                      substring(d.text FROM greatest(f.span_start - %(context)s, 0) + 1
-                                FOR f.span_start - greatest(f.span_start - %(context)s, 0)) AS before,
-                      substring(d.text FROM f.span_start + 1 FOR f.span_end - f.span_start) AS span,
-                      substring(d.text FROM f.span_end + 1 FOR %(context)s) AS after
-               FROM item_facts x JOIN facts f USING (fact_id) JOIN documents d USING (document_id)
-               JOIN sources s USING (source_id) WHERE x.item_id = %(item)s ORDER BY f.fact_id""",
-            {"item": item.pop("item_id"), "context": EXCERPT_CONTEXT_CHARS},
-        )
-    ]
+    item["sources"] = item_sources(db, item.pop("item_id"))
     return item
 
 
@@ -574,7 +579,9 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
     return db.query(
         """SELECT a.spec, a.discipline, a.phase, a.item_id, a.round,
                   ra.verdict AS verdict_a, rb.verdict AS verdict_b, ra.scores AS scores_a, rb.scores AS scores_b,
-                  au.flawed AS audit_flawed, (au.item_id IS NOT NULL) AS audited, c.decision AS committee
+                  au.flawed AS audit_flawed, (au.item_id IS NOT NULL) AS audited, c.decision AS committee,
+                  EXISTS (SELECT 1 FROM review_validations v WHERE v.item_id = a.item_id AND v.round = a.round)
+                    AS validated
            FROM review_assignments a JOIN review_ratings ra ON ra.assignment_id = a.assignment_id
            JOIN review_assignments b ON b.item_id = a.item_id AND b.round = a.round AND b.reviewer_id > a.reviewer_id
            JOIN review_ratings rb ON rb.assignment_id = b.assignment_id
@@ -584,6 +591,20 @@ def rating_pairs(db: Database, spec: str | None = None, discipline: str | None =
            ORDER BY a.spec, a.discipline, a.item_id, a.round""",
         {"spec": spec, "discipline": discipline},
     )
+
+
+def unvalidated_counts(db: Database, spec: str, rubric_set: str) -> dict[str, int]:
+    """Fully rated (item, round)s per discipline with no validation under this rubric set: settling now would pay
+    their reviews the base wage only."""
+    validated = {
+        (r["item_id"], r["round"])
+        for r in db.query("SELECT item_id, round FROM review_validations WHERE rubric_set = %s", (rubric_set,))
+    }
+    counts: dict[str, int] = {}
+    for p in rating_pairs(db, spec):
+        if (p["item_id"], p["round"]) not in validated:
+            counts[p["discipline"]] = counts.get(p["discipline"], 0) + 1
+    return counts
 
 
 def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | None:
@@ -612,7 +633,13 @@ def item_detail(db: Database, item_id: str, round_: int) -> dict[str, Any] | Non
             (item_id, round_),
         ),
     }
-    return {**items[0], "round": round_, "reviews": reviews, **{k: (v[0] if v else None) for k, v in extra.items()}}
+    return {
+        **items[0],
+        "round": round_,
+        "reviews": reviews,
+        "sources": item_sources(db, item_id),
+        **{k: (v[0] if v else None) for k, v in extra.items()},
+    }
 
 
 def record_validation(

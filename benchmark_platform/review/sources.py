@@ -47,3 +47,20 @@ def provenance_url(url: str) -> str:
         owner, repository, commit, path = match.groups()
         return f"https://github.com/{owner}/{repository}/blob/{commit}/{path}"
     return url
+
+
+_MARKUP = re.compile(r"[*_`#]+")
+
+
+def link_titles(titles: list[str], links: list[str]) -> list[str]:
+    """The text of each source link, naming its own document: Markdown emphasis a title picked up from its document is
+    dropped, and titles that repeat across different links get the linked file's name, so two rulebooks filed under one
+    generic title stay apart."""
+    clean = [" ".join(_MARKUP.sub("", t or "").split()) or link for t, link in zip(titles, links, strict=True)]
+    targets: dict[str, set[str]] = {}
+    for title, link in zip(clean, links, strict=True):
+        targets.setdefault(title, set()).add(link)
+    return [
+        f"{title} ({link.rstrip('/').rsplit('/', 1)[-1]})" if len(targets[title]) > 1 else title
+        for title, link in zip(clean, links, strict=True)
+    ]

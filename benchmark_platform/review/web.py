@@ -33,9 +33,10 @@ from starlette.templating import Jinja2Templates
 from benchmark_platform.review import repository as repo
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.metrics import agreement
-from benchmark_platform.review.models import Decision, Reviewer, Verdict, name_set
+from benchmark_platform.review.models import Decision, Reviewer, Verdict, check_disciplines, name_set, plural
 from benchmark_platform.review.rubrics import FORMAT_NAMES, RubricSet, rubric_set
-from benchmark_platform.review.security import new_token, same
+from benchmark_platform.review.security import MIN_PASSWORD_LENGTH, new_token, same
+from benchmark_platform.review.workflow import settlement_text
 from benchmark_platform.store import Database
 
 HERE = Path(__file__).parent
@@ -53,6 +54,8 @@ templates.env.globals.update(
     verdict_help=VERDICT_HELP,
     decisions=[Decision.APPROVED.value, Decision.REVISE.value, Decision.REJECTED.value],
     format_names=FORMAT_NAMES,
+    min_password_length=MIN_PASSWORD_LENGTH,
+    plural=plural,
 )
 
 
@@ -206,7 +209,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             return _login_form(
                 request,
                 429,
-                f"Too many failed logins for this name or from this address. Try again in {wait} seconds.",
+                f"Too many failed logins for this name or from this address. Try again in {plural(wait, 'second')}.",
                 result.retry_after,
             )
         if result.outcome is repo.LoginOutcome.WRONG or result.session is None:
@@ -278,8 +281,14 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             return page(request, "review.html", me=me, item=item, message="", values={})
         try:
             verdict_text = str(form.get("verdict", ""))
+            scores = scores_from_form(form, site.rubrics, item["format"])
+            # everything missing in one message, so one resubmit is enough
+            missing = [r.title for r in site.rubrics.applicable(item["format"]) if r.key not in scores]
+            problems = [f"score {', '.join(missing)}"] if missing else []
             if verdict_text not in VERDICT_HELP:
-                raise ValueError("please choose a verdict: approve, revise, reject or escalate")
+                problems.append("choose a verdict: approve, revise, reject or escalate")
+            if problems:
+                raise ValueError("please " + " and ".join(problems))
             try:
                 seconds = max(0.0, float(str(form.get("seconds_on_page", "0")) or 0))
             except ValueError:
@@ -289,7 +298,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
                 db,
                 blind_id,
                 me.reviewer_id,
-                scores_from_form(form, site.rubrics, item["format"]),
+                scores,
                 Verdict(verdict_text),
                 str(form.get("comment", ""))[:20000],
                 seconds if math.isfinite(seconds) else 0.0,
@@ -324,8 +333,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
                 outcomes = await run_in_threadpool(
                     repo.settle_partition, db, site.spec, discipline, config.policy_for(discipline), site.seed
                 )
-                settled = sum(len(o.decisions) for o in outcomes)
-                message = f"Settled {discipline}: {settled} fully rated items; the ledger below is up to date."
+                message = f"Settled {discipline}: {settlement_text(outcomes)}. The ledger below is up to date."
         pairs = await run_in_threadpool(repo.rating_pairs, db)
         return page(
             request,
@@ -336,24 +344,27 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             agreement=agreement(pairs),
             pairs=pairs,
             disciplines=site.disciplines,
+            unvalidated=await run_in_threadpool(repo.unvalidated_counts, db, site.spec, site.rubrics.name),
             money=lambda amount: money(amount, config.currency),
         )
 
     async def admin_reviewers(request: Request) -> Response:
         me = await require_admin(request)
-        message = ""
+        message, values = "", {}
         if request.method == "POST":
             form = await posted(request, me)
             try:
-                message = await run_in_threadpool(_create_account, db, form, me.reviewer_id)
+                message = await run_in_threadpool(_create_account, db, form, me.reviewer_id, site)
             except ValueError as exc:
                 message = f"Not saved: {exc}"
+                values = {k: str(v) for k, v in form.items() if k not in ("password", "csrf_token")}
         overview = await run_in_threadpool(repo.reviewer_overview, db, site.spec, config.policy)
         return page(
             request,
             "admin_reviewers.html",
             me=me,
             message=message,
+            values=values,
             overview=overview,
             admins=[a for a in await run_in_threadpool(repo.accounts, db) if a["role"] == "admin"],
             waiting=await run_in_threadpool(repo.waiting_items, db, site.spec),
@@ -368,7 +379,7 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
         if request.method == "POST":
             form = await posted(request, me)
             try:
-                change = _change_from_form(form, site.disciplines)
+                change = _change_from_form(form, site)
                 await run_in_threadpool(repo.edit_reviewer, db, reviewer_id, change, me.reviewer_id)
                 message = "Saved."
             except ValueError as exc:
@@ -414,6 +425,11 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
     async def bad_request(request: Request, exc: Exception) -> Response:
         return error(request, 400, str(exc))
 
+    async def not_found(request: Request, _: Exception) -> Response:
+        """An unknown address gets the site's own page, its navigation included, not a bare "Not Found"."""
+        me = await current(request)
+        return page(request, "error.html", 404, message="There is no page at this address.", me=me)
+
     return Starlette(
         routes=[
             Route("/login", login_page, methods=["GET"]),
@@ -428,20 +444,22 @@ def create_app(db: Database, site: ReviewSite | None = None, secure_cookies: boo
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         middleware=[Middleware(SecurityHeaders), Middleware(RefuseNul)],
-        exception_handlers={Forbidden: forbidden, BadRequest: bad_request},
+        exception_handlers={Forbidden: forbidden, BadRequest: bad_request, 404: not_found},
     )
 
 
-def _create_account(db: Database, form: FormData, admin_id: str) -> str:
+def _create_account(db: Database, form: FormData, admin_id: str, site: ReviewSite) -> str:
     name = str(form.get("reviewer_id", "")).strip()
     if not name:
         raise ValueError("the new account needs a name")
     role = str(form.get("role", "reviewer"))
+    disciplines = name_set(str(form.get("disciplines", "")))
+    check_disciplines(disciplines, site.disciplines, site.spec)
     repo.add_reviewer(
         db,
         Reviewer(
             reviewer_id=name,
-            disciplines=name_set(str(form.get("disciplines", ""))),
+            disciplines=disciplines,
             affiliation=str(form.get("affiliation", "")).strip(),
             level=str(form.get("level", "")).strip(),
         ),
@@ -452,9 +470,12 @@ def _create_account(db: Database, form: FormData, admin_id: str) -> str:
     return f"Account {name!r} created; record its exams on its page."
 
 
-def _change_from_form(form: FormData, disciplines: tuple[str, ...]) -> repo.ReviewerChange:
-    """The edit form: discipline checkboxes (plus a free list), exam rounds as taken/passed/failed selects."""
-    chosen = frozenset(str(d) for d in form.getlist("discipline")) | name_set(str(form.get("other_disciplines", "")))
+def _change_from_form(form: FormData, site: ReviewSite) -> repo.ReviewerChange:
+    """The edit form: discipline checkboxes (plus a free list, checked against the spec), exam rounds as
+    taken/passed/failed selects."""
+    typed = name_set(str(form.get("other_disciplines", "")))
+    check_disciplines(typed, site.disciplines, site.spec)
+    chosen = frozenset(str(d) for d in form.getlist("discipline")) | typed
     exams = []
     for key, value in form.multi_items():
         if key.startswith("exam:") and value in ("passed", "failed"):

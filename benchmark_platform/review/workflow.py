@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark_platform.review.assignment import stable_uniform
-from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewPolicy, Verdict
+from benchmark_platform.review.models import Assignment, Decision, Rating, Reviewer, ReviewPolicy, Verdict, plural
 from benchmark_platform.review.rubrics import validated_score
 
 
@@ -106,6 +106,20 @@ class RoundOutcome(BaseModel):
         for e in self.ledger:
             totals[e.reviewer_id] = round(totals.get(e.reviewer_id, 0.0) + e.amount, 2)
         return totals
+
+
+def settlement_text(outcomes: Sequence[RoundOutcome]) -> str:
+    """What a settlement did, in words; items without the admin's validation are named, since their reviews got the
+    base wage only and settling looks the same otherwise."""
+    settled = sum(len(o.decisions) for o in outcomes)
+    missing = sum(1 for o in outcomes for s in o.validated_scores.values() if not s)
+    text = plural(settled, "fully rated item")
+    if missing:
+        text += (
+            f"; {missing} not validated: {'its' if missing == 1 else 'their'} reviews got the base wage only and no"
+            " bonus (the bonus needs your reference scores: validate on the item page, then settle again)"
+        )
+    return text
 
 
 def settle_round(

@@ -7,6 +7,7 @@ import math
 
 import dagster as dg
 import pytest
+import yaml
 
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
@@ -169,13 +170,18 @@ def test_assignment_sensor_requests_a_run_when_items_can_be_assigned(make_world)
     assert later.run_key != request.run_key
 
 
-def test_edit_reviewer_from_the_cli_with_plain_errors(make_world, monkeypatch, capsys):
+def test_edit_reviewer_from_the_cli_with_plain_errors(make_world, monkeypatch, capsys, tmp_path):
     from benchmark_platform.cli.main import main
 
     world = make_world(n_items=1, n_reviewers=1)
     monkeypatch.setenv("BENCHMARK_PLATFORM_DATABASE_URL", world.db.url)
     name = world.reviewers[0]
-    assert main(["review", "edit-reviewer", name, "--add-disciplines", "extra_d", "--exam", "extra_d:1:passed"]) == 0
+    spec = spec_for(world).model_dump(mode="json", exclude_defaults=True)
+    spec["taxonomy"].append({"name": "Extra", "key": "extra_d"})
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    edit = ["review", "edit-reviewer", name, "--spec", str(spec_file)]
+    assert main([*edit, "--add-disciplines", "extra_d", "--exam", "extra_d:1:passed"]) == 0
     assert main(["review", "edit-reviewer", name, "--level", "WSET Level 3", "--no-whitelist"]) == 0
     (me,) = [r for r in repo.load_reviewers(world.db) if r.reviewer_id == name]
     assert me.disciplines == {world.discipline, "extra_d"} and me.exams_passed == {world.discipline}
@@ -223,5 +229,5 @@ def test_assign_and_settle_from_the_cli_call_what_the_assets_call(make_world, mo
     assert repo.settle_partition(world.db, world.spec, world.discipline, other_set, spec.seed) == []
     assert main(["review", "settle", "--spec", str(path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{world.discipline}: 2 items settled, ") and out.endswith(" EUR paid\n")
+    assert out.startswith(f"{world.discipline}: settled 2 fully rated items") and out.endswith(" EUR paid\n")
     assert world.db.scalar("SELECT count(*) FROM review_ledger WHERE spec = %s AND kind = 'base'", (world.spec,)) == 4

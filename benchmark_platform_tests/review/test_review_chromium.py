@@ -160,6 +160,22 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         # 2. onboarding: alice in the app (account, then her exams on her page); bob's account in the app, exams by CLI
         log_in(admin)
         browser.find_element(By.LINK_TEXT, "Reviewers").click()
+        # a mistake first: a misspelt discipline key is refused with the valid keys, and the form keeps the entries
+        assert browser.find_element(By.ID, "new-password").get_attribute("minlength") == "12"
+        browser.find_element(By.ID, "new-name").send_keys(alice)
+        browser.find_element(By.ID, "new-password").send_keys(PASSWORD)
+        browser.find_element(By.ID, "new-disciplines").send_keys("wine_regions")
+        browser.find_element(By.ID, "new-affiliation").send_keys("Université de Bordeaux")
+        browser.find_element(By.ID, "create").click()
+        assert message_text(browser) == (
+            f"Not saved: unknown discipline 'wine_regions'; the discipline keys of spec '{world.spec}' are: {d}"
+        )
+        assert browser.find_element(By.ID, "new-name").get_attribute("value") == alice
+        assert browser.find_element(By.ID, "new-affiliation").get_attribute("value") == "Université de Bordeaux"
+        assert browser.find_element(By.ID, "new-password").get_attribute("value") == ""
+        pages.shot("02a_reviewers_typo")
+        for field in ("new-name", "new-disciplines", "new-affiliation"):
+            browser.find_element(By.ID, field).clear()
         for name, affiliation in ((alice, "Université de Bordeaux"), (bob, "UC Davis")):
             browser.find_element(By.ID, "new-name").send_keys(name)
             browser.find_element(By.ID, "new-password").send_keys(PASSWORD)
@@ -180,7 +196,14 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         pages.shot("03_reviewer_edit")
         browser.find_element(By.LINK_TEXT, "← Reviewers").click()
         assert f"no second reviewer: nobody else independent is eligible in {d}" in browser.page_source
-        cli(env, "review", "edit-reviewer", bob, "--exam", f"{d}:1:passed", "--exam", f"{d}:2:passed")
+        edit = ("review", "edit-reviewer", bob, "--spec", str(spec_file))
+        typo = subprocess.run(
+            [str(CLI), *edit, "--exam", "wine_regions:1:passed"], env=env, capture_output=True, text=True
+        )
+        assert typo.returncode == 2 and typo.stderr.splitlines() == [  # a misspelt key is refused, the valid ones named
+            f"error: unknown discipline 'wine_regions'; the discipline keys of spec '{world.spec}' are: {d}"
+        ]
+        cli(env, *edit, "--exam", f"{d}:1:passed", "--exam", f"{d}:2:passed")
         browser.refresh()
         assert browser.find_element(By.ID, "reviewers").text.count("gets work") == 2
         pages.shot("04_reviewers_ready")
@@ -245,6 +268,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                 if name == alice and k == 0:
                     pages.shot("08_confirmation")
             assert "Done (3)" in browser.find_element(By.TAG_NAME, "main").text
+            assert len(browser.find_elements(By.CSS_SELECTOR, "#done a.done")) == 3
             log_out()
         rated = world.db.query(
             """SELECT r.seconds_on_page, r.scores FROM review_ratings r JOIN review_assignments a USING (assignment_id)
@@ -258,7 +282,16 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         # 5. the admin validates each rated item and settles the round; the ledger pays in the spec's currency
         log_in(admin)
         rows = browser.find_elements(By.CSS_SELECTOR, "#rated-items tbody tr")
-        assert sum(1 for r in rows if d in r.text) == 3
+        assert sum(1 for r in rows if d in r.text and "not validated" in r.text) == 3
+        # a mistake first: settling before validating is warned about, and says what it did not pay
+        warning = browser.find_element(By.ID, "unvalidated").text
+        assert warning.startswith(f"Not validated yet: 3 fully rated items in {d}.") and "base wage only" in warning
+        Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
+        browser.find_element(By.ID, "settle").click()
+        assert f"Settled {d}: 3 fully rated items; 3 not validated: their reviews got the base wage only" in (
+            message_text(browser)
+        )
+        pages.shot("08a_admin_settled_unvalidated")
         for item in world.items:
             browser.get(f"{base}/admin/item/{item['item_id']}/1")
             for rubric in APPLICABLE:
@@ -267,11 +300,14 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                 )
             browser.find_element(By.ID, "save-validation").click()
             assert message_text(browser) == "Validation saved."
+            explanation = browser.find_element(By.CSS_SELECTOR, "p.explanation").text
+            assert explanation.split() == item["explanation"].split()  # the admin judges what the reviewers read
+            assert not browser.find_elements(By.ID, "committee-form")  # nobody escalated
         pages.shot("09_admin_item")
         browser.get(f"{base}/admin")
         Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
         browser.find_element(By.ID, "settle").click()
-        assert f"Settled {d}: 3 fully rated items" in message_text(browser)
+        assert message_text(browser) == f"Settled {d}: 3 fully rated items. The ledger below is up to date."
         payouts = browser.find_element(By.ID, "payouts").text
         assert "Base wage" in payouts and "base_wage" not in browser.page_source
         (alice_row,) = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#payouts tbody tr") if alice in r.text]
