@@ -22,7 +22,8 @@ ROOT = "benchmark_platform"
 DAGSTER_LAYER = ("defs", "definitions", "definitions_kina", "cli", "bench")
 # A config leaf (and the spec composing them) imports the standard library, these and other leaves only.
 LEAF_THIRD_PARTY = {"pydantic", "yaml"}
-SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths"}  # leaves of the platform that are no stage's config
+# leaves of the platform that are no stage's config (safeyaml: the one YAML reader, over `inputs`' limits)
+SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths", f"{ROOT}.safeyaml", f"{ROOT}.inputs"}
 HELPER_LEAVES = SPEC_HELPERS | {
     f"{ROOT}.centrality.params",  # centrality's config leaf (selection's config embeds it)
     f"{ROOT}.review.models",  # the review policy and records review/config.py embeds

@@ -37,7 +37,7 @@ def _check(args: argparse.Namespace) -> int:
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)
         return 2
-    from benchmark_platform.itembank.check import check_spec_files
+    from benchmark_platform.cli.spec_files import check_spec_files
 
     files = check_spec_files(spec)
     for problem in files.problems:

@@ -1,4 +1,4 @@
-"""Open and validate every file a spec names for its bank-side stages (issue 32): the item bank, the results imports,
+"""`spec check`'s file pass (it crosses stages, so it lives with the CLI, not in one stage's core): open and validate every file a spec names for its bank-side stages (issue 32): the item bank, the results imports,
 each discipline's anchor files, and whether the anchors' lower quotas can be met by the bank. The same readers (and
 so the same one-line errors) as `run`; no database, no Dagster. Each problem is one line naming the stage, the file
 and the field; notes say what will happen without being errors (a discipline without anchors goes to manual review).
