@@ -51,15 +51,16 @@ def test_every_fact_is_anchored_at_a_span_of_its_document(built):
         )
         == 0
     )
-    assert (
-        db.scalar(
-            """SELECT count(*) FROM facts f JOIN documents d USING (document_id) WHERE f.spec = %s
-                        AND f.method LIKE 'template:%%' AND substring(d.text FROM f.span_start + 1
-                        FOR f.span_end - f.span_start) <> f.attributes->>'value'""",
-            (spec.name,),
-        )
-        == 0
+    # (UC Davis splits one AVA's name with '|', "Upper Mississippi|River Valley": the fact joins it, issue 34)
+    unanchored = db.query(
+        """SELECT f.method, f.attributes->>'value' AS value, substring(d.text FROM f.span_start + 1
+                  FOR f.span_end - f.span_start) AS span
+           FROM facts f JOIN documents d USING (document_id) WHERE f.spec = %s
+                AND f.method LIKE 'template:%%' AND replace(substring(d.text FROM f.span_start + 1
+                FOR f.span_end - f.span_start), '|', ' ') <> f.attributes->>'value'""",
+        (spec.name,),
     )
+    assert unanchored == [], unanchored
     prose = db.query(
         "SELECT f.discipline, f.text FROM facts f JOIN documents d USING (document_id) "
         "WHERE f.spec = %s AND d.source_id = 'wikibooks_wine'",
