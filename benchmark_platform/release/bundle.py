@@ -324,7 +324,10 @@ def _lineage_problem(lineage: dict[str, Any]) -> str | None:
         for partition, versions in partitions.items():
             if versions is None:
                 continue
-            if not isinstance(versions, dict) or not all(v is None or isinstance(v, str) for v in versions.values()):
+            # versions and run ids are strings; `reused` (whether this build reused the materialisation) a boolean
+            if not isinstance(versions, dict) or not all(
+                v is None or isinstance(v, bool if k == "reused" else str) for k, v in versions.items()
+            ):
                 return f"assets.{asset}.{partition or '-'} is not an object of versions"
     return None
 

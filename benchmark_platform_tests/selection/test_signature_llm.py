@@ -39,8 +39,8 @@ BROKEN = FACTS["viticulture"][1]  # its answer is not JSON
 
 
 @pytest.fixture(scope="module")
-def db(fresh_database):
-    return seeded_database(fresh_database, "bp_signature_llm")
+def db(migrated_database):
+    return seeded_database(migrated_database, "bp_signature_llm")
 
 
 @pytest.fixture(scope="module")
