@@ -7,6 +7,7 @@ connection strings through the environment, which is how dagster.yaml and the `d
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import subprocess
@@ -87,6 +88,10 @@ def _run(args: argparse.Namespace) -> int:
     from benchmark_platform.defs.release.assets import ReleaseDirectory
 
     specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
+    # A lost database makes Dagster's event-log handler fail while it records the failing step; logging would print
+    # each such handler failure with its traceback. The run's own error boundary names the loss in one line, and
+    # `--debug` shows the traceback.
+    logging.raiseExceptions = bool(getattr(args, "debug", False))
     print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
     url = prepare_environment()
     events = EventLogFile(LOCAL_DIR / "logs" / "dagster-events.log")

@@ -14,6 +14,7 @@ from benchmark_platform.audit.calibration import bootstrap_ci, cohen_kappa, read
 from benchmark_platform.audit.persist import store_gold_sheet
 from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, sheet_kappa_report
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.store import Database
 from benchmark_platform_tests.audit.corpus import add_fact, audit_spec, seed_corpus
 
 HEADER = "uuid,question_text,options,correct_answer,source_fact,no_vague_language,not_ambiguous\n"
@@ -46,7 +47,15 @@ def test_kappa_matches_sklearn_and_bootstrap_brackets_it() -> None:
     assert cohen_kappa(np.zeros(5, bool), np.zeros(5, bool)) is None  # both raters constant: undefined
 
 
-def test_calibration_makes_low_kappa_agents_advisory_and_the_policy_follows(db, tmp_path: Path) -> None:
+@pytest.fixture
+def own_db(migrated_database) -> Database:
+    """A database of its own: gold sheets are global by name, so another module's `review_round` sheet in the shared
+    session database would change this calibration."""
+    return Database(migrated_database("bp_calibration"))
+
+
+def test_calibration_makes_low_kappa_agents_advisory_and_the_policy_follows(own_db, tmp_path: Path) -> None:
+    db = own_db
     spec = audit_spec("audit_calibrated")
     ids = seed_corpus(db, spec.name, ("regions",))["regions"]
     first = asyncio.run(audit_discipline(db, spec, "regions", StaticEmbedder()))

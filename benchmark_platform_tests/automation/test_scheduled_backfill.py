@@ -25,6 +25,8 @@ pytestmark = pytest.mark.slow  # backfills every discipline of wine and KINA
 def database(migrated_database, monkeypatch) -> Database:
     db = Database(migrated_database())
     monkeypatch.setenv(DATABASE_URL_ENV, db.url)
+    # Dagster's storage in this database too, whatever an earlier test of this process left in the environment
+    monkeypatch.delenv(DAGSTER_DATABASE_URL_ENV, raising=False)
     monkeypatch.setenv(DAGSTER_DATABASE_URL_ENV, dagster_database_url())
     return db
 

@@ -119,7 +119,8 @@ def test_settling_unvalidated_items_is_warned_before_and_reported_after(make_wor
     warning = re.search(r'id="unvalidated">([^<]*)<', page).group(1)
     assert warning.startswith(f"Not validated yet: 2 fully rated items in {w.discipline}.")
     assert "Settling now pays their reviews the base wage only, no bonus" in page
-    assert page.count("<td>not validated</td>") == 2
+    rows = [r for r in page.split("<tr>") if f"<td>{w.discipline}</td>" in r]  # this world's (the db is shared)
+    assert sum("<td>not validated</td>" in r for r in rows) == 2
     validated = w.items[0]["item_id"]
     token = CSRF.search(page).group(1)
     admin.post(
