@@ -4,18 +4,13 @@ or thread count that changes which items ship, or what the leaderboard says, fai
 
 from __future__ import annotations
 
-import dagster as dg
 import pytest
 
-from benchmark_platform.defs.common import DatabaseResource
-from benchmark_platform.defs.llm.resources import LLMGatewayResource
-from benchmark_platform.defs.pipeline import materialize_all
-from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.release.digest import committed_digest, first_difference, release_digest
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
-from benchmark_platform.store.settings import DATABASE_URL_ENV
+from benchmark_platform_tests.pipeline.building import build_release
 
 pytestmark = pytest.mark.slow  # builds the whole mmlu_pro graph (14 categories, 12,032 items, 29 models' answers)
 
@@ -23,20 +18,7 @@ pytestmark = pytest.mark.slow  # builds the whole mmlu_pro graph (14 categories,
 def test_the_mmlu_pro_release_is_the_committed_digest(migrated_database, tmp_path):
     db = Database(migrated_database("bp_mmlu_pro"))
     spec = load_spec("mmlu_pro")
-    database = DatabaseResource(url=db.url)
-    with pytest.MonkeyPatch.context() as env, dg.instance_for_test() as instance:
-        env.setenv(DATABASE_URL_ENV, db.url)  # resources that read the URL themselves (the gateway's cache)
-        materialize_all(
-            spec,
-            instance=instance,
-            log=lambda _: None,
-            resources={
-                "database": database,
-                "llm": LLMGatewayResource(database=database),
-                "release_directory": ReleaseDirectory(root=str(tmp_path)),
-            },
-        )
-    release = tmp_path / spec.name / spec.release.version
+    release = build_release(spec, db, tmp_path)
     assert verify_release(release) == []
     difference = first_difference(committed_digest(spec.directory), release_digest(release))
     assert difference is None, f"this machine built another {spec.name} release than the committed digest: {difference}"

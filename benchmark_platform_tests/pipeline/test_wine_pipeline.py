@@ -9,14 +9,11 @@ import pytest
 
 from benchmark_platform.cli.run import SUMMARY_TABLES, summary
 from benchmark_platform.defs import build_definitions
-from benchmark_platform.defs.common import DatabaseResource
-from benchmark_platform.defs.llm.resources import LLMGatewayResource
-from benchmark_platform.defs.pipeline import materialize_all
-from benchmark_platform.defs.release.assets import ReleaseDirectory
 from benchmark_platform.release.bundle import verify_release
 from benchmark_platform.release.digest import DIGEST_FILE, committed_digest, first_difference, release_digest
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database
+from benchmark_platform_tests.pipeline.building import build_release
 
 pytestmark = pytest.mark.slow  # builds the whole wine graph twice
 
@@ -40,20 +37,8 @@ def built(migrated_database, tmp_path_factory):
     spec = load_spec("wine")
     outcomes = []
     for attempt in ("first", "second"):
-        root = tmp_path_factory.mktemp(f"releases_{attempt}")
-        with dg.instance_for_test() as instance:
-            database = DatabaseResource(url=db.url)
-            materialize_all(
-                spec,
-                instance=instance,
-                log=lambda _: None,
-                resources={
-                    "database": database,
-                    "llm": LLMGatewayResource(database=database),
-                    "release_directory": ReleaseDirectory(root=str(root)),
-                },
-            )
-        outcomes.append((summary(db, spec), root / spec.name / spec.release.version))
+        release = build_release(spec, db, tmp_path_factory.mktemp(f"releases_{attempt}"))
+        outcomes.append((summary(db, spec), release))
     return db, spec, outcomes
 
 
