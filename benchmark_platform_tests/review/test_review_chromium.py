@@ -23,10 +23,10 @@ from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
 from benchmark_platform.review import repository as repo
 from benchmark_platform.store import Database
+from benchmark_platform_tests.chromium import CHROMEDRIVER, CHROMIUM, start_chromium
 
 from .conftest import APPLICABLE, PASSWORD, spec_for
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 CLI = Path(sys.executable).with_name("benchmark-platform")
 WIDTH, HEIGHT = 1366, 768
 pytestmark = pytest.mark.skipif(
@@ -63,32 +63,7 @@ def cli(env: dict[str, str], *args: str, stdin: str = "") -> str:
 
 @pytest.fixture
 def browser(tmp_path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--window-size={WIDTH},{HEIGHT}",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    # the page area itself is 1366x768 (a laptop screen), whatever room the headless window keeps for its frame
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
-    )
-    driver.implicitly_wait(10)
+    driver = start_chromium(tmp_path / "profile", WIDTH, HEIGHT)
     yield driver
     driver.quit()
 

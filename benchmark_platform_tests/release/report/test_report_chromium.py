@@ -21,8 +21,8 @@ from report_synthetic import DISCIPLINES, ITEMS, MISSING, MODELS
 
 from benchmark_platform.paths import LOCAL_DIR
 from benchmark_platform.release.bundle import verify_release
+from benchmark_platform_tests.chromium import CHROMEDRIVER, CHROMIUM, start_chromium
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 WIDTH, HEIGHT, PHONE = 1366, 768, 390
 ARTIFACTS = LOCAL_DIR / "test-artifacts" / "report"
 RELEASES_ENV = "BENCHMARK_PLATFORM_REPORT_RELEASES"
@@ -43,28 +43,7 @@ def _built_releases() -> list[object]:
 
 @pytest.fixture
 def browser(tmp_path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--window-size={WIDTH},{HEIGHT}",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    _viewport(driver, WIDTH, HEIGHT)
-    driver.implicitly_wait(10)
+    driver = start_chromium(tmp_path / "profile", WIDTH, HEIGHT, console_log=True)
     yield driver
     driver.quit()
 
