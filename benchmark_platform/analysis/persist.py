@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from benchmark_platform.analysis.run import ACCURACY_COVERAGE, AnalysisReport, ConfigInfo
+from benchmark_platform.analysis.run import ACCURACY_SCHEMA, AnalysisReport, ConfigInfo
 from benchmark_platform.evaluation.items import LETTERS
 from benchmark_platform.store import Database, as_json, insert_rows
 
@@ -124,18 +124,7 @@ def _jsonable(frame: pl.DataFrame) -> list[dict[str, object]]:
 
 def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict[str, int]:
     """Replace the spec's analysis results in one transaction; returns row counts per table."""
-    accuracy = report.accuracy.select(
-        "grouping",
-        "group_value",
-        "model",
-        "n_items",
-        "accuracy",
-        "ci_low",
-        "ci_high",
-        "rank",
-        "unparsed_answers",
-        *ACCURACY_COVERAGE,
-    )
+    accuracy = report.accuracy.select(*ACCURACY_SCHEMA)
     with db.transaction() as conn, conn.cursor() as cur:
         for table in ("analysis_accuracy", "analysis_tables", "analysis_plots"):
             cur.execute(f"DELETE FROM {table} WHERE spec = %s", (spec_name,))

@@ -38,6 +38,19 @@ ACCURACY_COVERAGE = (
     "pool_ci_high",
 )
 _POOL = ("pool_accuracy", "pool_ci_low", "pool_ci_high")
+# every column of an accuracy table, in the order `analysis_accuracy` stores them
+ACCURACY_SCHEMA = {
+    "grouping": pl.String,
+    "group_value": pl.String,
+    "model": pl.String,
+    "n_items": pl.Int64,
+    "accuracy": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "rank": pl.Int64,
+    "unparsed_answers": pl.Int64,
+    **{c: pl.Float64 if c.endswith(("accuracy", "ci_low", "ci_high")) else pl.Int64 for c in ACCURACY_COVERAGE},
+}
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class ConfigInfo:
 
 @dataclass
 class AnalysisReport:
-    # grouping, group_value, model, n_items, accuracy, ci_low, ci_high, rank, unparsed_answers, then ACCURACY_COVERAGE
+    # the columns of ACCURACY_SCHEMA
     accuracy: pl.DataFrame
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
     plots: dict[str, bytes] = field(default_factory=dict)

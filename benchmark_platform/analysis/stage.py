@@ -10,7 +10,7 @@ import polars as pl
 
 from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
-from benchmark_platform.analysis.run import ACCURACY_COVERAGE, OVERALL, AnalysisReport, analyse
+from benchmark_platform.analysis.run import ACCURACY_SCHEMA, OVERALL, AnalysisReport, analyse
 from benchmark_platform.evaluation.importers import read_spec_imports
 from benchmark_platform.evaluation.persist import spec_item_disciplines
 from benchmark_platform.evaluation.results import RESULT_COLUMNS
@@ -22,20 +22,6 @@ from benchmark_platform.store import Database
 
 class NoAnswersError(LookupError):
     """Nothing to analyse: no stored evaluation answer on a released item (the stored analyses are cleared)."""
-
-
-ACCURACY_SCHEMA = {
-    "grouping": pl.String,
-    "group_value": pl.String,
-    "model": pl.String,
-    "n_items": pl.Int64,
-    "accuracy": pl.Float64,
-    "ci_low": pl.Float64,
-    "ci_high": pl.Float64,
-    "rank": pl.Int64,
-    "unparsed_answers": pl.Int64,
-    **{c: pl.Float64 if c.endswith(("accuracy", "ci_low", "ci_high")) else pl.Int64 for c in ACCURACY_COVERAGE},
-}
 
 
 @dataclass(frozen=True)
