@@ -88,9 +88,3 @@ def suspect_items(matrix: ScoreMatrix, models: Sequence[str], config: SuspectCon
         schema=SCHEMA,
     )
     return frame.sort(["reason", "point_biserial", "item_id"], nulls_last=True)
-
-
-def suspect_counts(table: pl.DataFrame) -> dict[str, int]:
-    """Suspects per reason (both reasons always present)."""
-    counts = dict(table.group_by("reason").len().iter_rows()) if table.height else {}
-    return {NONE_CORRECT: int(counts.get(NONE_CORRECT, 0)), NEGATIVE: int(counts.get(NEGATIVE, 0))}
