@@ -49,6 +49,18 @@ def message_text(browser) -> str:
     )
 
 
+def follow(browser, by: str, value: str) -> None:
+    """Click a link or a form's submit button and wait until the next page replaced this one: reading the page
+    before that would read the old page's message (a race that failed CI once)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(by, value).click()
+    WebDriverWait(browser, 60).until(expected_conditions.staleness_of(old))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -124,24 +136,24 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
             browser.get(f"{base}/login")
             browser.find_element(By.ID, "reviewer_id").send_keys(name)
             browser.find_element(By.ID, "password").send_keys(PASSWORD)
-            browser.find_element(By.ID, "login").click()
+            follow(browser, By.ID, "login")
 
         def log_out() -> None:
-            browser.find_element(By.ID, "logout").click()
+            follow(browser, By.ID, "logout")
 
         browser.get(f"{base}/login")
         pages.shot("01_login")
 
         # 2. onboarding: alice in the app (account, then her exams on her page); bob's account in the app, exams by CLI
         log_in(admin)
-        browser.find_element(By.LINK_TEXT, "Reviewers").click()
+        follow(browser, By.LINK_TEXT, "Reviewers")
         # a mistake first: a misspelt discipline key is refused with the valid keys, and the form keeps the entries
         assert browser.find_element(By.ID, "new-password").get_attribute("minlength") == "12"
         browser.find_element(By.ID, "new-name").send_keys(alice)
         browser.find_element(By.ID, "new-password").send_keys(PASSWORD)
         browser.find_element(By.ID, "new-disciplines").send_keys("wine_regions")
         browser.find_element(By.ID, "new-affiliation").send_keys("Université de Bordeaux")
-        browser.find_element(By.ID, "create").click()
+        follow(browser, By.ID, "create")
         assert message_text(browser) == (
             f"Not saved: unknown discipline 'wine_regions'; the discipline keys of spec '{world.spec}' are: {d}"
         )
@@ -157,19 +169,19 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
             browser.find_element(By.ID, "new-disciplines").send_keys(d)
             browser.find_element(By.ID, "new-affiliation").send_keys(affiliation)
             browser.find_element(By.ID, "new-level").send_keys("WSET Diploma")
-            browser.find_element(By.ID, "create").click()
+            follow(browser, By.ID, "create")
             assert "created" in message_text(browser)
         table = browser.find_element(By.ID, "reviewers").text
         assert table.count(f"not eligible: both exam rounds not yet passed in {d}") == 2
         assert f"Waiting for reviewers: 3 in {d}" in browser.find_element(By.ID, "waiting").text
         pages.shot("02_reviewers_new")
-        browser.find_element(By.LINK_TEXT, alice).click()
+        follow(browser, By.LINK_TEXT, alice)
         for round_ in (1, 2):
             Select(browser.find_element(By.ID, f"exam-{d}-{round_}")).select_by_visible_text("passed")
-        browser.find_element(By.ID, "save-reviewer").click()
+        follow(browser, By.ID, "save-reviewer")
         assert message_text(browser) == "Saved."
         pages.shot("03_reviewer_edit")
-        browser.find_element(By.LINK_TEXT, "← Reviewers").click()
+        follow(browser, By.LINK_TEXT, "← Reviewers")
         assert f"no second reviewer: nobody else independent is eligible in {d}" in browser.page_source
         edit = ("review", "edit-reviewer", bob, "--spec", str(spec_file))
         typo = subprocess.run(
@@ -233,12 +245,12 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                         "document.querySelectorAll('[required]').forEach(e => e.removeAttribute('required'));"
                         "document.querySelectorAll('input[name=factuality]').forEach(e => e.checked = false);"
                     )
-                    browser.find_element(By.ID, "submit-rating").click()
+                    follow(browser, By.ID, "submit-rating")
                     error = browser.find_element(By.ID, "form-error").text
                     assert error == "Not saved: Please score Factuality. Your choices below are kept."
                     pages.shot("07_review_validation")
                     browser.find_element(By.ID, f"factuality-{reference['factuality']}").click()
-                browser.find_element(By.ID, "submit-rating").click()
+                follow(browser, By.ID, "submit-rating")
                 assert "Your rating is saved" in browser.find_element(By.ID, "saved").text
                 if name == alice and k == 0:
                     pages.shot("08_confirmation")
@@ -262,7 +274,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         warning = browser.find_element(By.ID, "unvalidated").text
         assert warning.startswith(f"Not validated yet: 3 fully rated items in {d}.") and "base wage only" in warning
         Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
-        browser.find_element(By.ID, "settle").click()
+        follow(browser, By.ID, "settle")
         assert f"Settled {d}: 3 fully rated items; 3 not validated: their reviews got the base wage only" in (
             message_text(browser)
         )
@@ -273,7 +285,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                 Select(browser.find_element(By.ID, f"validate-{rubric}")).select_by_value(
                     str(item["reference"][rubric])
                 )
-            browser.find_element(By.ID, "save-validation").click()
+            follow(browser, By.ID, "save-validation")
             assert message_text(browser) == "Validation saved."
             explanation = browser.find_element(By.CSS_SELECTOR, "p.explanation").text
             assert explanation.split() == item["explanation"].split()  # the admin judges what the reviewers read
@@ -281,7 +293,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         pages.shot("09_admin_item")
         browser.get(f"{base}/admin")
         Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
-        browser.find_element(By.ID, "settle").click()
+        follow(browser, By.ID, "settle")
         assert message_text(browser) == f"Settled {d}: 3 fully rated items. The ledger below is up to date."
         payouts = browser.find_element(By.ID, "payouts").text
         assert "Base wage" in payouts and "base_wage" not in browser.page_source
@@ -291,7 +303,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         kappa = mine.find_elements(By.TAG_NAME, "td")[4].text
         assert kappa == "n/a"  # bob approved everything: a constant rater leaves kappa undefined
         pages.shot("10_admin_settled")
-        browser.find_element(By.LINK_TEXT, "Reviewers").click()
+        follow(browser, By.LINK_TEXT, "Reviewers")
         pages.shot("11_reviewers_after")
     finally:
         server.terminate()
