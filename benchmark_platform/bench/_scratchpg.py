@@ -20,6 +20,7 @@ class ScratchServer:
         self.root.chmod(0o755)  # the server runs as `nobody` when we are root: it must reach its data folder
         self.server = EmbeddedPostgres(self.root / "pg")
         self.state: EmbeddedState = self.server.up()
+        self.stopped = False
 
     def url(self, database: str = "benchmark_platform") -> str:
         return self.state.url(database)
@@ -49,9 +50,15 @@ class ScratchServer:
             for pid in pids:
                 _signal(pid, signal.SIGCONT)
 
+    def stop(self) -> None:
+        """The server shut down (a lost database), its folder kept for close()."""
+        self.server.down()
+        self.stopped = True
+
     def close(self) -> None:
         try:
-            self.server.down()
+            if not self.stopped:
+                self.server.down()
         except RuntimeError:  # pg_ctl could not stop it: a fast shutdown signal to the postmaster itself
             _signal(self._pids()[0], signal.SIGINT)
         finally:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import pkgutil
+import re
 import sys
 from collections.abc import Iterator
+from typing import TextIO, cast
 
 import benchmark_platform.cli as cli_package
 
@@ -42,6 +45,7 @@ LOST_DATABASE_HINT = (
 )
 
 
+_UNSET_VARIABLE = re.compile(r'environment variable "([A-Za-z_][A-Za-z0-9_]*)" which is not set')
 _NO_ANSWER = ("timeout expired", "statement timeout")  # libpq's connect_timeout, the server's statement_timeout
 NO_ANSWER_HINT = (
     "it did not answer within the timeout (store/settings.py; a URL's `connect_timeout=` or "
@@ -94,6 +98,12 @@ def expected_error(exc: BaseException) -> str | None:
             return f"lost the database ({_first_line(current)}): {LOST_DATABASE_HINT}"
     for current in chain:
         names = _names(current)
+        unset = _UNSET_VARIABLE.search(str(current))
+        if "dagster._core.errors.DagsterInvalidConfigError" in names and unset:  # a resource's EnvVar (a secret)
+            return (
+                f"the environment variable {unset.group(1)} is not set; this build reads it (through Dagster's EnvVar, "
+                "never logged or stored): set it in the environment and rerun"
+            )
         if "benchmark_platform.spec.loader.SpecError" in names or names & _INPUT_ERRORS:
             if isinstance(current, OSError) and current.filename and str(current.filename) not in str(current):
                 return f"{current.filename}: {current.strerror or _first_line(current)}"
@@ -103,10 +113,37 @@ def expected_error(exc: BaseException) -> str | None:
     return None
 
 
+class _WithoutEventLogEchoes:
+    """stderr without Dagster's echo of a failed event-log write: when the database is lost, Dagster writes each
+    failed write (statement and parameters, ~8 lines) to stderr itself and then raises, and that raise reaches the
+    error boundary below, which names the loss in one line. Everything else passes through."""
+
+    ECHO = "Exception while writing logger call to event log"
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return len(text) if text.startswith(self.ECHO) else self.stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _not_a_connection_retry(record: logging.LogRecord) -> bool:
+    """Dagster's Postgres storage warns on the root logger at each retry of a lost connection (three lines each,
+    six times); the error boundary names the loss once, and a retry that succeeds needs no warning."""
+    return not str(record.msg).startswith("Retrying failed database connection")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv
     args = build_parser().parse_args([DEBUG_FLAG] + [a for a in argv if a != DEBUG_FLAG] if debug else argv)
+    stderr = sys.stderr
+    if not debug:
+        sys.stderr = cast(TextIO, _WithoutEventLogEchoes(stderr))
+        logging.getLogger().addFilter(_not_a_connection_retry)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
@@ -115,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         message = expected_error(exc)
         if message is None or debug:
             raise
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {message}", file=stderr)
         return 2
+    finally:
+        sys.stderr = stderr
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import psycopg2
 import pytest
@@ -91,3 +92,29 @@ def test_the_lock_is_free_again_when_its_holder_ends(scratch):
                 pass
     with spec_lock(url, ["b", "c"]):  # the holder ended: free
         pass
+
+
+def test_a_database_lost_during_a_build_is_one_line():
+    """Issue 40, 13: the server stopped while `run` builds printed about 85 lines (Dagster's handlers' tracebacks)."""
+    server = ScratchServer()  # its own: this test stops it for good
+    try:
+        env = {k: v for k, v in __import__("os").environ.items() if k != DAGSTER_DATABASE_URL_ENV}
+        env[DATABASE_URL_ENV] = server.url()
+        build = subprocess.Popen(
+            [sys.executable, "-c", SHORT_TIMEOUT, "run", "--spec", "wine"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert build.stdout is not None
+        for line in build.stdout:  # until the build is well under way: its second group of assets
+            if line.startswith("[wine sources 2/"):
+                break
+        time.sleep(5)  # inside a step: Dagster's event-log writes and connection retries fail there (21 lines before)
+        server.stop()
+        _, stderr = build.communicate(timeout=HANG_GUARD_S)
+    finally:
+        server.close()
+    assert build.returncode == 2
+    assert "lost the database" in one_error(stderr) or "does not answer" in one_error(stderr)

@@ -20,6 +20,7 @@ import pytest
 from benchmark_platform.anchors.io import AnchorFileError, load_anchor_set
 from benchmark_platform.bench._badinputs import GOOD_ROW, HEADER
 from benchmark_platform.cli.main import expected_error, main
+from benchmark_platform.defs.release.assets import RELEASE_KEY_ENV, ReleaseKey
 from benchmark_platform.paths import SPECS_DIR
 from benchmark_platform.release import bundle
 from benchmark_platform.spec import SpecError, load_spec
@@ -343,3 +344,22 @@ def test_a_blocking_check_that_stops_a_build_is_one_line():
         dg.materialize([findings, policy_applied], raise_on_error=True)
     message = expected_error(info.value)
     assert message is not None and "blocking asset check failed" in message and "policy_applied" in message
+
+
+def test_a_secret_variable_left_unset_is_one_line(monkeypatch):
+    """Issue 40, 10: `release.test_share` > 0 without BENCHMARK_PLATFORM_RELEASE_KEY stopped with Dagster's config
+    traceback. The same Dagster error, raised by a real materialisation, becomes one line naming the variable."""
+    from benchmark_platform.cli.main import expected_error
+
+    monkeypatch.delenv(RELEASE_KEY_ENV, raising=False)
+
+    @dg.asset
+    def sealed(release_key: ReleaseKey) -> None:
+        pass
+
+    with pytest.raises(dg.DagsterInvalidConfigError) as raised:
+        dg.materialize([sealed], resources={"release_key": ReleaseKey(key=dg.EnvVar(RELEASE_KEY_ENV))})
+    assert expected_error(raised.value) == (
+        f"the environment variable {RELEASE_KEY_ENV} is not set; this build reads it (through Dagster's EnvVar, "
+        "never logged or stored): set it in the environment and rerun"
+    )
