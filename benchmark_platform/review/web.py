@@ -4,7 +4,7 @@ Security: scrypt password hashes; login backoff per account and per client addre
 state in PostgreSQL so it holds across restarts and workers); server-side sessions (only a token hash stored) that
 expire; a CSRF token on every form (session-bound once logged in, double-submit cookie on the login form) plus a
 same-origin check on every POST; roles reviewer/admin; double-blindness enforced by the queries of
-:mod:`benchmark_platform.review.repository`: a reviewer reaches an item only through the random handle of their own
+:mod:`benchmark_platform.review.persist`: a reviewer reaches an item only through the random handle of their own
 assignment and never sees the other reviewer.
 """
 
@@ -30,7 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.metrics import agreement
 from benchmark_platform.review.models import Decision, Reviewer, Verdict, check_disciplines, name_set, plural

@@ -21,7 +21,7 @@ import yaml
 
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.store import Database
 from benchmark_platform_tests.chromium import CHROMEDRIVER, CHROMIUM, start_chromium
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.review.sources import link_titles
 from benchmark_platform.spec import load_spec

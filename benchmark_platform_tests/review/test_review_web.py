@@ -8,7 +8,7 @@ import time
 import pytest
 from starlette.testclient import TestClient
 
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.review.security import hash_password

@@ -20,7 +20,7 @@ from benchmark_platform.defs.common import (
     stage_pool,
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.calibration import calibrate, pilot_from_logs
 from benchmark_platform.review.metrics import logs_from_pairs, table5
 from benchmark_platform.review.workflow import EntryKind
