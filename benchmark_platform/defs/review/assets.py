@@ -17,7 +17,9 @@ from benchmark_platform.defs.common import (
     discipline_partitions,
     key,
     per_partition,
+    sensor_status,
     stage_pool,
+    unbuilt_note,
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.review import persist as repo
@@ -127,8 +129,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         name=f"{spec.name}_review_assignment_sensor",
         asset_selection=[review_assignments],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Assigns reviewers to new items approved for review, and to waiting items when WIP slots free up.",
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Assigns reviewers to new items approved for review, and to waiting items when WIP slots free up.",
     )
     def review_assignment_sensor(
         context: dg.SensorEvaluationContext, database: DatabaseResource
