@@ -67,7 +67,7 @@ class GoldSheet:
 
 # a UTF-8 multi-byte character; in a file that is not UTF-8 as a whole, it means two encodings were mixed
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
-REVIEW_SHEET_PREFIX = "review:"  # gold_labels of review rounds (review/repository.py); no gold sheet may take it
+REVIEW_SHEET_PREFIX = "review:"  # gold_labels of review rounds (review/persist.py); no gold sheet may take it
 
 
 def decode(raw: bytes) -> tuple[str, str]:

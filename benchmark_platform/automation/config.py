@@ -26,6 +26,9 @@ class AutomationConfig(BaseModel):
     reevaluate_cron: str = "0 4 * * *"  # every discipline re-evaluated daily (cached LLM calls cost nothing)
     source_max_age_hours: PositiveInt = 8 * 24  # a source not re-ingested for longer than this warns
     sensor_interval_s: PositiveInt = Field(default=60, ge=5)  # how often the event sensors look
+    # false for a spec nobody builds (kina, the empty shell): its event sensors are off by default and say so, so
+    # `make dev` does not tick and record partitions for it; a person turns them on in the UI
+    sensors_running: bool = True
     # LLM calls per item that automation may spend with no person deciding: generation expecting more per item waits
     # for a launch (UI, schedule); 0 keeps every LLM-calling generation manual
     auto_llm_calls_per_item: float = Field(default=0.0, ge=0)

@@ -115,7 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _add_reviewer(args: argparse.Namespace) -> int:
     from benchmark_platform.review.models import Reviewer
-    from benchmark_platform.review.repository import add_reviewer
+    from benchmark_platform.review.persist import add_reviewer
 
     disciplines = _names(args.disciplines)
     try:
@@ -153,7 +153,7 @@ def _exam(text: str) -> tuple[str, int, bool]:
 
 
 def _edit_reviewer(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.repository import ReviewerChange, edit_reviewer, load_reviewers
+    from benchmark_platform.review.persist import ReviewerChange, edit_reviewer, load_reviewers
 
     db = _database()
     try:
@@ -189,7 +189,7 @@ def _edit_reviewer(args: argparse.Namespace) -> int:
 
 
 def _assign(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.repository import assign_partition
+    from benchmark_platform.review.persist import assign_partition
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -203,7 +203,7 @@ def _assign(args: argparse.Namespace) -> int:
 
 
 def _settle(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.repository import settle_partition
+    from benchmark_platform.review.persist import settle_partition
     from benchmark_platform.review.workflow import settlement_text
     from benchmark_platform.spec import load_spec
 
@@ -217,7 +217,7 @@ def _settle(args: argparse.Namespace) -> int:
 
 
 def _appeal(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.repository import file_appeal
+    from benchmark_platform.review.persist import file_appeal
 
     try:
         handles = file_appeal(_database(), args.item_id, args.evidence)

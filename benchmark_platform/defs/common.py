@@ -134,3 +134,16 @@ def per_partition(
         },
         data_version=versions.pop() if len(versions) == 1 else None,
     )
+
+
+def sensor_status(spec: BenchmarkSpec) -> dg.DefaultSensorStatus:
+    """A spec's event sensors are on by default, unless the spec says nobody builds it (`automation.sensors_running:
+    false`, e.g. `kina`, the empty shell): then they are off, so `make dev` ticks and records nothing for it."""
+    return dg.DefaultSensorStatus.RUNNING if spec.automation.sensors_running else dg.DefaultSensorStatus.STOPPED
+
+
+def unbuilt_note(spec: BenchmarkSpec) -> str:
+    """What an off-by-default sensor says first in the UI, so nobody wonders why it does not tick."""
+    if spec.automation.sensors_running:
+        return ""
+    return f"Off by default: nobody builds {spec.name} (automation.sensors_running: false); turn it on here if you do. "

@@ -3,5 +3,5 @@
 Pure core: rubrics and validated scores (:mod:`.rubrics`), allocation (:mod:`.assignment`), decisions, bonus,
 audits, appeals and the ledger (:mod:`.workflow`), bonus calibration (:mod:`.calibration`), the Monte Carlo of
 Theorem 1 (:mod:`.game`), KINA Table 5 (:mod:`.metrics`), a simulated round (:mod:`.simround`). The web app for
-reviewers is :mod:`.web`; database access is :mod:`.repository`.
+reviewers is :mod:`.web`; database access is :mod:`.persist`.
 """

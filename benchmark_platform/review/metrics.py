@@ -75,7 +75,7 @@ def _decision(row: dict[str, Any]) -> str:
 
 
 def logs_from_pairs(pairs: list[dict[str, Any]]) -> pl.DataFrame:
-    """Table 5 logs from the rating pairs of :func:`benchmark_platform.review.repository.rating_pairs`."""
+    """Table 5 logs from the rating pairs of :func:`benchmark_platform.review.persist.rating_pairs`."""
     rows = [
         {
             "phase": p["phase"],

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_platform.review.models import Reviewer
-from benchmark_platform.review.repository import add_reviewer
+from benchmark_platform.review.persist import add_reviewer
 from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database, as_json, insert_rows

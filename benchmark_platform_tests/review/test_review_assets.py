@@ -11,7 +11,7 @@ import yaml
 
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.models import Verdict
 
 from .conftest import APPLICABLE, spec_for

@@ -21,7 +21,7 @@ import yaml
 
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.review import build_defs
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.store import Database
 from benchmark_platform_tests.chromium import CHROMEDRIVER, CHROMIUM, start_chromium
 
@@ -176,6 +176,17 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         assert f"Waiting for reviewers: 3 in {d}" in browser.find_element(By.ID, "waiting").text
         pages.shot("02_reviewers_new")
         follow(browser, By.LINK_TEXT, alice)
+        # a mistake on her page: a misspelt extra discipline refuses the save and keeps every entry
+        browser.find_element(By.ID, "other-disciplines").send_keys("wine_regions")
+        Select(browser.find_element(By.ID, f"exam-{d}-1")).select_by_visible_text("passed")
+        browser.find_element(By.ID, "edit-level").clear()
+        browser.find_element(By.ID, "edit-level").send_keys("WSET Diploma, DipWSET")
+        follow(browser, By.ID, "save-reviewer")
+        assert message_text(browser).startswith("Not saved: unknown discipline 'wine_regions'")
+        assert browser.find_element(By.ID, "edit-level").get_attribute("value") == "WSET Diploma, DipWSET"
+        assert Select(browser.find_element(By.ID, f"exam-{d}-1")).first_selected_option.text == "passed"
+        pages.shot("03a_reviewer_edit_typo")
+        browser.find_element(By.ID, "other-disciplines").clear()
         for round_ in (1, 2):
             Select(browser.find_element(By.ID, f"exam-{d}-{round_}")).select_by_visible_text("passed")
         follow(browser, By.ID, "save-reviewer")
@@ -232,8 +243,8 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
                     )
                     na = browser.find_element(By.ID, "combinatorial_validity-na").text
                     assert na == "Not applicable to 4-option items: not scored."
-                    if name == alice:
-                        pages.shot("06_review_form")
+                if name == alice:  # every item page a reviewer reads
+                    pages.shot(f"06_review_form_{k}")
                 time.sleep(1.2)  # a reviewer reads before scoring: the page counts visible seconds
                 reference = next(i["reference"] for i in world.items if i["item_id"] == row["item_id"])
                 for rubric in APPLICABLE:  # alice reads closely (the human ratings), bob gives 4 throughout
@@ -279,7 +290,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
             message_text(browser)
         )
         pages.shot("08a_admin_settled_unvalidated")
-        for item in world.items:
+        for n, item in enumerate(world.items):
             browser.get(f"{base}/admin/item/{item['item_id']}/1")
             for rubric in APPLICABLE:
                 Select(browser.find_element(By.ID, f"validate-{rubric}")).select_by_value(
@@ -290,7 +301,7 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
             explanation = browser.find_element(By.CSS_SELECTOR, "p.explanation").text
             assert explanation.split() == item["explanation"].split()  # the admin judges what the reviewers read
             assert not browser.find_elements(By.ID, "committee-form")  # nobody escalated
-        pages.shot("09_admin_item")
+            pages.shot(f"09_admin_item_{n}")
         browser.get(f"{base}/admin")
         Select(browser.find_element(By.ID, "settle-discipline")).select_by_visible_text(d)
         follow(browser, By.ID, "settle")
@@ -303,6 +314,12 @@ def test_readme_review_section_in_chromium(db, make_world, browser, tmp_path):
         kappa = mine.find_elements(By.TAG_NAME, "td")[4].text
         assert kappa == "n/a"  # bob approved everything: a constant rater leaves kappa undefined
         pages.shot("10_admin_settled")
+        overview = {
+            r.find_element(By.TAG_NAME, "a").text: r.text
+            for r in browser.find_elements(By.CSS_SELECTOR, "#round-overview tbody tr")
+        }
+        # per reviewer: assigned, rated, validated, settled, bonuses, paid
+        assert overview[alice].endswith("3 3 3 3 3 90.00 EUR") and overview[bob].startswith(f"{bob} 3 3 3 3")
         follow(browser, By.LINK_TEXT, "Reviewers")
         pages.shot("11_reviewers_after")
     finally:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.review.sources import link_titles
 from benchmark_platform.spec import load_spec
@@ -232,3 +232,80 @@ def test_admin_reviewer_exam_table_is_labelled_and_unknown_addresses_stay_in_the
     assert "There is no page at this address." in missing.text and "Payouts and ratings</a>" in missing.text
     anonymous = client(world).get("/nowhere")
     assert anonymous.status_code == 404 and 'href="/static/review.css"' in anonymous.text
+
+
+def test_each_handler_serves_alone_on_its_own_app(world):
+    """Issue 37: a handler is a plain endpoint over the app's Context, mounted here without the other routes."""
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from benchmark_platform.review.handlers import items, login
+    from benchmark_platform.review.pages import Context
+    from benchmark_platform.review.web import build_app
+
+    from .test_review_web import site
+
+    context = Context(world.db, site(world))
+    alone = TestClient(
+        build_app(
+            context,
+            [
+                Route("/login", login.login_page, methods=["GET"]),
+                Route("/login", login.login_submit, methods=["POST"]),
+                Route("/admin/item/{item_id}/{round:int}", items.admin_item, methods=["GET", "POST"]),
+            ],
+        ),
+        base_url="http://testserver",
+    )
+    log_in(alone, world.admin)
+    item = world.items[0]["item_id"]
+    page = alone.get(f"/admin/item/{item}/1")
+    assert page.status_code == 200 and "Save validation" in page.text
+    assert alone.get("/admin").status_code == 404  # not mounted: the admin screen is another handler
+
+
+def test_the_reviewer_edit_page_keeps_its_entries_when_refused(world):
+    admin = client(world)
+    log_in(admin, world.admin)
+    name, d = world.reviewers[0], world.discipline
+    token = CSRF.search(admin.get(f"/admin/reviewers/{name}").text).group(1)
+    refused = admin.post(
+        f"/admin/reviewers/{name}",
+        data={
+            "csrf_token": token,
+            f"exam:{d}:1": "failed",
+            "other_disciplines": "wine_regions",
+            "affiliation": "Institut des Sciences de la Vigne",
+            "level": "DNO",
+            "conflicts": "mallory",
+        },
+    ).text
+    assert "Not saved: unknown discipline 'wine_regions'" in refused.replace("&#39;", "'")
+    assert 'id="kept"' in refused and 'value="Institut des Sciences de la Vigne"' in refused
+    assert 'value="DNO"' in refused and 'value="mallory"' in refused and 'value="wine_regions"' in refused
+    assert re.search(rf'id="discipline-{d}"[^>]*>', refused) and " checked" not in re.search(
+        rf'id="discipline-{d}"[^>]*>', refused
+    ).group(0)  # unticked in the refused form stays unticked
+    chosen = refused.split(f'id="exam-{d}-1"')[1].split("</select>")[0]
+    assert re.findall(r'<option value="(\w*)" selected', chosen) == ["failed"]
+    assert repo.exams(world.db)[name].get(d, {}).get(1) is not False  # nothing was saved
+
+
+def test_round_overview_counts_per_reviewer(world):
+    rows = assigned(world)
+    rid = max(rows, key=lambda r: len(rows[r]))
+    c = client(world)
+    log_in(c, rid)
+    first = rows[rid][0]
+    c.post(f"/review/{first['blind_id']}", data=rating_form(c, first["blind_id"]))
+    admin = client(world)
+    log_in(admin, world.admin)
+    table = admin.get("/admin").text.split('id="round-overview"')[1].split("</table>")[0]
+    cells = {
+        name: re.findall(r'<td class="num">([^<]*)</td>', row)
+        for name, row in re.findall(r'href="/admin/reviewers/([^"]+)">[^<]*</a></td>(.*?)</tr>', table, re.S)
+    }
+    assert set(cells) == set(rows)
+    assert cells[rid] == [str(len(rows[rid])), "1", "0", "0", "0", "not settled"]
+    overview = {r["reviewer_id"]: r for r in repo.round_overview(world.db, world.spec)}
+    assert {r: o["assigned"] for r, o in overview.items()} == {r: len(a) for r, a in rows.items()}

@@ -8,7 +8,7 @@ import time
 import pytest
 from starlette.testclient import TestClient
 
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.config import ReviewConfig
 from benchmark_platform.review.rubrics import RUBRICS
 from benchmark_platform.review.security import hash_password
@@ -212,12 +212,11 @@ def test_admin_sees_both_reviews_and_records_validation_committee_and_audit(worl
     )
     assert "Validation saved." in saved.text
     assert world.db.scalar("SELECT reference->>'factuality' FROM review_validations WHERE item_id = %s", (item,)) == "4"
-    assert (
-        "Committee decision saved."
-        in admin.post(
-            f"/admin/item/{item}/1", data={"csrf_token": token, "action": "committee", "decision": "rejected"}
-        ).text
-    )
+    forged = admin.post(  # nobody escalated this item: a hand-made committee form is refused by the server
+        f"/admin/item/{item}/1", data={"csrf_token": token, "action": "committee", "decision": "rejected"}
+    ).text
+    assert "Not saved: no reviewer escalated item" in forged and "the committee decides escalated items only" in forged
+    assert world.db.scalar("SELECT count(*) FROM review_committee_decisions WHERE item_id = %s", (item,)) == 0
     assert (
         "not drawn for audit"
         in admin.post(f"/admin/item/{item}/1", data={"csrf_token": token, "action": "audit", "flawed": "yes"}).text

@@ -7,7 +7,15 @@ import dagster as dg
 from benchmark_platform.anchors import anchor_files, load_anchor_set, version_of
 from benchmark_platform.anchors.io import MAIN_FILE
 from benchmark_platform.anchors.persist import latest_import_versions, record_import
-from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key, per_partition, stage_pool
+from benchmark_platform.defs.common import (
+    DatabaseResource,
+    discipline_partitions,
+    key,
+    per_partition,
+    sensor_status,
+    stage_pool,
+    unbuilt_note,
+)
 from benchmark_platform.defs.inputs.versions import ANCHOR_FILES
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -68,8 +76,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         minimum_interval_seconds=spec.automation.sensor_interval_s,
         # on: it requests only disciplines whose files differ from both the cursor and the stored import, so a
         # fresh daemon over an imported database launches nothing
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-imports a discipline's anchors when its files are added or change (content hash); files "
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Re-imports a discipline's anchors when its files are added or change (content hash); files "
         "already imported (the latest stored version) are not re-imported.",
     )
     def anchor_files_sensor(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult:

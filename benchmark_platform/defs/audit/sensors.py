@@ -12,7 +12,7 @@ import dagster as dg
 
 from benchmark_platform.audit.stage import pending_audit
 from benchmark_platform.defs.automation.requests import run_partitions
-from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key
+from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key, sensor_status, unbuilt_note
 from benchmark_platform.generation.plan import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -80,8 +80,9 @@ def reaudit_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         asset_selection=[audit_key],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
         # on: one run per discipline and set of inputs at most; a fresh daemon over an audited database requests none
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-audits the items whose facts (linked, or new ones on the same entity and attribute) or "
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Re-audits the items whose facts (linked, or new ones on the same entity and attribute) or "
         "content changed, or whose agents have a new version; new answers re-run K3 and D1.",
     )
     def reaudit(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:

@@ -25,7 +25,7 @@ import dagster as dg
 
 from benchmark_platform.automation.persist import record_leaves
 from benchmark_platform.defs.automation.requests import partition_run_requests
-from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key
+from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key, sensor_status, unbuilt_note
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 
 
@@ -44,8 +44,9 @@ def taxonomy_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         name=f"{spec.name}_taxonomy_sensor",
         minimum_interval_seconds=spec.automation.sensor_interval_s,
         # on: it launches no run (the leaves are recorded here, in one statement), so it cannot flood the queue
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set and are "
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Re-reads the spec's taxonomy; new leaves become partitions of the taxonomy set and are "
         "recorded in the disciplines table (no run: one upsert of every leaf when the taxonomy changed).",
     )
     def taxonomy(context: dg.SensorEvaluationContext, database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
@@ -74,8 +75,8 @@ def new_model_evaluation(spec: BenchmarkSpec) -> dg.SensorDefinition:
         name=f"{spec.name}_new_model_sensor",
         asset_selection=[evaluation_key],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="A model added to the spec's slate is evaluated on every discipline, once.",
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec) + "A model added to the spec's slate is evaluated on every discipline, once.",
     )
     def new_models(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         slate = [entry.model for entry in spec.evaluation.slate]
@@ -106,7 +107,8 @@ def automation_condition_sensor(spec: BenchmarkSpec) -> dg.AutomationConditionSe
     return dg.AutomationConditionSensorDefinition(
         f"{spec.name}_automation_condition_sensor",
         target=dg.AssetSelection.all(),
-        default_status=dg.DefaultSensorStatus.RUNNING,
+        default_status=sensor_status(spec),
         minimum_interval_seconds=spec.automation.sensor_interval_s,
-        description="Evaluates the assets' automation conditions; on by default (see README, Automation).",
+        description=unbuilt_note(spec)
+        + "Evaluates the assets' automation conditions; on by default (see README, Automation).",
     )

@@ -16,8 +16,10 @@ from benchmark_platform.defs.common import (
     discipline_partitions,
     key,
     per_partition,
+    sensor_status,
     source_partitions,
     stage_pool,
+    unbuilt_note,
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
@@ -145,8 +147,9 @@ def new_candidates_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         minimum_interval_seconds=spec.automation.sensor_interval_s,
         # on: the first tick records the digests as deployed and requests nothing (a built database stays quiet);
         # the cursor lives in the instance's Postgres storage, so a daemon restart does not re-request
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Rebuilds the facts of exactly the disciplines whose fact candidates changed (a new or "
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Rebuilds the facts of exactly the disciplines whose fact candidates changed (a new or "
         "changed document), one run per discipline and candidate set.",
     )
     def new_candidates(

@@ -6,7 +6,15 @@ import json
 import dagster as dg
 
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
-from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, counts_metadata, key, source_partitions
+from benchmark_platform.defs.common import (
+    TRIGGER_TAG,
+    DatabaseResource,
+    counts_metadata,
+    key,
+    sensor_status,
+    source_partitions,
+    unbuilt_note,
+)
 from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.defs.inputs.versions import SOURCE_RECORDINGS, source_version
 from benchmark_platform.ingest.checks import CHECKS, check_source, source_rows
@@ -84,8 +92,9 @@ def recorded_documents_sensor(spec: BenchmarkSpec) -> dg.SensorDefinition:
         minimum_interval_seconds=spec.automation.sensor_interval_s,
         # on: it requests a source only when a recording with new content was added; the first tick records the
         # store as deployed, and the cursor (in Postgres) survives daemon restarts
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Re-ingests exactly the sources whose recorded responses (replay store) changed content.",
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Re-ingests exactly the sources whose recorded responses (replay store) changed content.",
     )
     def recorded_documents(
         context: dg.SensorEvaluationContext, fetcher: SourceFetcher

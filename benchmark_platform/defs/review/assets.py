@@ -17,10 +17,12 @@ from benchmark_platform.defs.common import (
     discipline_partitions,
     key,
     per_partition,
+    sensor_status,
     stage_pool,
+    unbuilt_note,
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
-from benchmark_platform.review import repository as repo
+from benchmark_platform.review import persist as repo
 from benchmark_platform.review.calibration import calibrate, pilot_from_logs
 from benchmark_platform.review.metrics import logs_from_pairs, table5
 from benchmark_platform.review.workflow import EntryKind
@@ -127,8 +129,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         name=f"{spec.name}_review_assignment_sensor",
         asset_selection=[review_assignments],
         minimum_interval_seconds=spec.automation.sensor_interval_s,
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Assigns reviewers to new items approved for review, and to waiting items when WIP slots free up.",
+        default_status=sensor_status(spec),
+        description=unbuilt_note(spec)
+        + "Assigns reviewers to new items approved for review, and to waiting items when WIP slots free up.",
     )
     def review_assignment_sensor(
         context: dg.SensorEvaluationContext, database: DatabaseResource

@@ -17,7 +17,35 @@ from benchmark_platform.ingest.encoding import encoding_problems
 from benchmark_platform.ingest.fetch import Fetcher
 
 _HEADING = re.compile(r"^(?:Chapitre [IVXL]+(?:er)?|[IVXL]+\. ―.*|\d+° .*)$", re.MULTILINE)
-_APPELLATION = re.compile(r"CAHIER DES CHARGES DE L'APPELLATION D'ORIGINE\s+CONTRÔLÉE\s+(.+)", re.IGNORECASE)
+# the rulebook's own heading, wrapped anywhere (the 2009-2011 texts break it across lines and <br/> at random);
+# "DES APPELLATIONS ... CONTRÔLÉES" when one rulebook covers several names (Côtes de Bourg, Bourg, Bourgeais)
+_APPELLATION = re.compile(
+    r"CAHIER\s+DES\s+CHARGES\s+(?:DE\s+L['’]\s*APPELLATION|(DES)\s+APPELLATIONS)\s+D['’]\s*ORIGINE\s+CONTRÔLÉES?[ \t]*",
+    re.IGNORECASE,
+)
+_MARKUP = re.compile(r"[*_#`\"“”«»]+")
+_PARTICLES = frozenset({"de", "du", "des", "en", "et", "la", "le", "les", "sur", "sous", "aux"})
+
+
+def _name_case(name: str) -> str:
+    """An appellation's name as written in prose: "SAINT-NICOLAS-DE-BOURGUEIL" -> "Saint-Nicolas-de-Bourgueil";
+    str.title() would give "Côtes De Toul"."""
+    words = re.split(r"([ -])", name.lower())
+    return "".join(w if (w in _PARTICLES and k > 0) else w[:1].upper() + w[1:] for k, w in enumerate(words))
+
+
+def appellation(text: str) -> tuple[str, bool] | None:
+    """The name(s) the rulebook's heading gives, without its quotes and Markdown emphasis (`"CASSIS"**` -> Cassis),
+    and whether the rulebook covers several appellations; None when the text has no such heading."""
+    found = _APPELLATION.search(text)
+    if found is None:
+        return None
+    rest = text[found.end() :].lstrip(" \t")
+    lines = [line for line in rest.split("\n", 3)[:3] if _MARKUP.sub("", line).strip()]
+    if not lines:
+        return None
+    name = squash(re.sub(r"\s+,", ",", _MARKUP.sub(" ", lines[0])))
+    return (_name_case(name), found.group(1) is not None) if name else None
 
 
 def legal_text(markup: str) -> str:
@@ -49,8 +77,12 @@ def read(source: LegalTextSource, fetcher: Fetcher) -> Iterator[Record]:
         if len(text) < 200:
             yield reject(source, url, f"only {len(text)} characters of text")
             continue
-        found = _APPELLATION.search(text)
-        title = f"Cahier des charges de l'AOC {squash(found.group(1)).title()}" if found else source.title
+        named = appellation(text)
+        # each rulebook titled by its own appellation; a text without the heading still gets a title of its own
+        if named:
+            title = ("Cahier des charges des AOC " if named[1] else "Cahier des charges de l'AOC ") + named[0]
+        else:
+            title = f"{source.title}: {url.rstrip('/').rsplit('/', 1)[-1]}"
         yield document(
             source,
             fetched,
@@ -60,6 +92,6 @@ def read(source: LegalTextSource, fetcher: Fetcher) -> Iterator[Record]:
             metadata={
                 "outline": outline(text),
                 "encoding": decoded.encoding,
-                "appellation": squash(found.group(1)) if found else None,
+                "appellation": named[0] if named else None,
             },
         )

@@ -660,8 +660,14 @@ def record_validation(
 
 
 def record_committee(db: Database, item_id: str, round_: int, decision: Decision, decided_by: str, note: str) -> None:
+    """The core committee's decision on an escalated item; refused for an item's round nobody escalated (a forged
+    form cannot overrule two reviewers)."""
     if decision is Decision.ESCALATED:
         raise ValueError(f"item {item_id!r}: the committee must decide approved, revise or rejected")
+    if not escalated(db, item_id, round_):
+        raise ValueError(
+            f"no reviewer escalated item {item_id!r} in round {round_}; the committee decides escalated items only"
+        )
     with db.transaction() as conn, conn.cursor() as cur:
         cur.execute(
             """INSERT INTO review_committee_decisions (item_id, round, decision, decided_by, note) VALUES (%s, %s, %s, %s, %s)
@@ -761,3 +767,37 @@ def store_metrics(db: Database, spec: str, discipline: str, table: pl.DataFrame)
             ("spec", "discipline", *table.columns),
             [(spec, discipline, *r) for r in table.iter_rows()],
         )
+
+
+def round_overview(db: Database, spec: str) -> list[dict[str, Any]]:
+    """The team lead's view of a spec's rounds, per reviewer: items assigned, rated, validated (the admin set the
+    reference scores), settled (in the ledger), and what was paid (base wages, bonuses, penalties)."""
+    return db.query(
+        """WITH mine AS (
+             SELECT a.reviewer_id, a.item_id, a.round, r.assignment_id IS NOT NULL AS rated,
+                    EXISTS (SELECT 1 FROM review_validations v WHERE v.item_id = a.item_id AND v.round = a.round)
+                      AS validated
+             FROM review_assignments a LEFT JOIN review_ratings r USING (assignment_id) WHERE a.spec = %(spec)s),
+           paid AS (
+             SELECT reviewer_id, count(*) FILTER (WHERE kind = 'base') AS settled,
+                    count(*) FILTER (WHERE kind = 'bonus') AS bonuses, sum(amount) AS paid
+             FROM review_ledger WHERE spec = %(spec)s GROUP BY reviewer_id)
+           SELECT m.reviewer_id, count(*) AS assigned, count(*) FILTER (WHERE m.rated) AS rated,
+                  count(*) FILTER (WHERE m.rated AND m.validated) AS validated,
+                  coalesce(max(p.settled), 0) AS settled, coalesce(max(p.bonuses), 0) AS bonuses, max(p.paid) AS paid
+           FROM mine m LEFT JOIN paid p USING (reviewer_id) GROUP BY m.reviewer_id ORDER BY m.reviewer_id""",
+        {"spec": spec},
+    )
+
+
+def escalated(db: Database, item_id: str, round_: int) -> bool:
+    """Whether a reviewer escalated the item's round (or the committee already decided it): only then may the core
+    committee decide it."""
+    return bool(
+        db.scalar(
+            """SELECT EXISTS (SELECT 1 FROM review_assignments a JOIN review_ratings r USING (assignment_id)
+                              WHERE a.item_id = %(item)s AND a.round = %(round)s AND r.verdict = 'escalate')
+                   OR EXISTS (SELECT 1 FROM review_committee_decisions WHERE item_id = %(item)s AND round = %(round)s)""",
+            {"item": item_id, "round": round_},
+        )
+    )
