@@ -211,8 +211,14 @@ def _observe_inputs(build: _Build, record: Callable[[Any], object], force: bool)
     differs from the latest recorded one, so the stale status compares against what is there now. An input that
     has not moved is not observed again: its recorded version is already the current one (`force` observes all)."""
     current = input_versions(build.spec)
+    # as a run would see them: a resource's EnvVar fields (the database URL) resolved
+    resources = {
+        name: r.process_config_and_initialize() if isinstance(r, dg.ConfigurableResource) else r
+        for name, r in build.resources.items()
+        if name in ("database", "fetcher")
+    }
     for source in build.observed:
-        now = current[source.key](build.resources)
+        now = current[source.key](resources)
         resolver = build.resolver.get()
         if force or any(
             resolver.get_current_data_version(source.key, partition) != dg.DataVersion(version)
