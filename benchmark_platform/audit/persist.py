@@ -28,6 +28,7 @@ __all__ = [
     "load_advisory",
     "load_calibration",
     "load_gold_candidates",
+    "gold_digest",
     "load_gold",
     "load_previous",
     "load_related_facts",
@@ -335,6 +336,18 @@ def load_gold(db: Database, sheets: Iterable[str] = ()) -> tuple[list[AuditItem]
         )
     ]
     return items, ratings
+
+
+def gold_digest(db: Database) -> str:
+    """md5 over every gold item and rating (imported sheets and the review app): the data version of the observed
+    gold labels (defs/inputs). Every sheet counts, whatever a spec names: key ratings match stored items in any sheet."""
+    return str(
+        db.scalar(
+            """SELECT md5(coalesce((SELECT string_agg(md5(g::text), ',' ORDER BY sheet, item_ref) FROM gold_items g), '')
+                      || '|' || coalesce((SELECT string_agg(concat_ws(':', sheet, item_ref, reviewer, rubric, rating),
+                      ',' ORDER BY sheet, item_ref, reviewer, rubric) FROM gold_labels), ''))"""
+        )
+    )
 
 
 def load_latest_findings(db: Database, spec_name: str, item_refs: Iterable[str]) -> list[Finding]:

@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--force", action="store_true", help="rebuild every asset of every partition, stale or not (a full rebuild)"
     )
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="observe the inputs and print what Dagster's stale status says is stale or missing, per asset and "
+        "partition (what the run would start from, and the UI marks); build nothing",
+    )
     run.set_defaults(handler=_serialized_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
@@ -76,24 +82,36 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
 
 def _serialized_run(args: argparse.Namespace) -> int:
     """`_run`, while no other build of the same specs runs (store/runlock.py)."""
-    with spec_lock(prepare_environment(), [load_spec(name).name for name in (args.spec or DEFAULT_RUN_SPECS)]):
-        return _run(args)
+    print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
+    url = prepare_environment()
+    specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
+    with spec_lock(url, [spec.name for spec in specs]):
+        return _plan(specs, args) if args.plan else _run(url, specs, args)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _plan(specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
+    from benchmark_platform.defs.pipeline import stale_plan
+    from benchmark_platform.defs.release.assets import ReleaseDirectory
+
+    for spec in specs:
+        plan = stale_plan(spec, resources={"release_directory": ReleaseDirectory(root=str(args.releases_dir))})
+        print(f"== {spec.name}: {sum(len(p) for p in plan.values())} stale or missing asset partitions")
+        for asset_key, partitions in plan.items():
+            print(f"{asset_key.to_user_string()}: {', '.join(p or '(unpartitioned)' for p in partitions)}")
+    return 0
+
+
+def _run(url: str, specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
     # Dagster loads only for the commands that run it
     from benchmark_platform.cli.runs import recover
     from benchmark_platform.defs.pipeline import materialize_all
     from benchmark_platform.defs.progress import EventLogFile
     from benchmark_platform.defs.release.assets import ReleaseDirectory
 
-    specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
     # A lost database makes Dagster's event-log handler fail while it records the failing step; logging would print
     # each such handler failure with its traceback. The run's own error boundary names the loss in one line, and
     # `--debug` shows the traceback.
     logging.raiseExceptions = bool(getattr(args, "debug", False))
-    print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
-    url = prepare_environment()
     events = EventLogFile(LOCAL_DIR / "logs" / "dagster-events.log")
     print(f"database {redact(url)}; Dagster's event log: {events.path}", flush=True)
     recover()  # a run killed earlier must not hold the pools this one needs

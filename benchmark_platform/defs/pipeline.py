@@ -29,6 +29,7 @@ from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.automation.checks import release_input_checks
 from benchmark_platform.defs.automation.recovery import run_tags
 from benchmark_platform.defs.common import key
+from benchmark_platform.defs.inputs.assets import input_versions
 from benchmark_platform.defs.progress import (
     EventLogFile,
     StageOutcome,
@@ -62,6 +63,26 @@ def stale_status(
 ) -> StaleStatus:
     """Dagster's stale status of one asset partition (FRESH, STALE or MISSING), as the UI shows it."""
     return CachingStaleStatusResolver(instance, graph, _Loading(instance)).get_status(asset_key, partition_key)
+
+
+class _Resolver:
+    """Dagster's stale-status resolver, kept while nothing is written (it caches its instance reads across the
+    partitions of a build: a no-op rerun asks each record once) and renewed after every run or observation."""
+
+    def __init__(self, instance: dg.DagsterInstance, graph: Any) -> None:
+        self.instance, self.graph = instance, graph
+        self._current: CachingStaleStatusResolver | None = None
+
+    def get(self) -> CachingStaleStatusResolver:
+        if self._current is None:
+            self._current = CachingStaleStatusResolver(self.instance, self.graph, _Loading(self.instance))
+        return self._current
+
+    def status(self, asset_key: dg.AssetKey, partition_key: str | None) -> StaleStatus:
+        return self.get().get_status(asset_key, partition_key)
+
+    def reset(self) -> None:
+        self._current = None
 
 
 def _reachable(graph: Any, asset_key: dg.AssetKey, edges: str) -> set[dg.AssetKey]:
@@ -120,6 +141,127 @@ def _groups(
     ]
 
 
+@dataclass
+class _Build:
+    """One spec's graph made runnable: its assets in groups, a named job per group, the resources and run tags."""
+
+    spec: BenchmarkSpec
+    instance: dg.DagsterInstance
+    graph: Any
+    assets: list[dg.AssetsDefinition]
+    observed: list[dg.SourceAsset]
+    resources: dict[str, Any]
+    groups: list[_Group]
+    jobs: dict[str, Any]
+    runnable: dg.Definitions
+    tags: dict[str, str]
+    run_config: dict[str, Any]
+    resolver: _Resolver
+
+    @property
+    def release_key(self) -> dg.AssetKey:
+        return key(self.spec, "release")
+
+
+def _prepare(
+    spec: BenchmarkSpec,
+    instance: dg.DagsterInstance | None,
+    resources: Mapping[str, Any] | None,
+    disciplines: list[str] | None,
+    console_level: str,
+) -> _Build:
+    defs = build_definitions(spec)
+    assets = [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)]
+    observed = [a for a in defs.assets or [] if isinstance(a, dg.SourceAsset)]
+    all_resources = {**(defs.resources or {}), **(resources or {})}
+    if instance is None:
+        instance = dg.DagsterInstance.get()
+        # Dagster's Postgres storages open a connection per query by default (a build makes thousands: every event,
+        # every stale-status read); hold them open for this process, as its webserver does
+        instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=10)
+    graph = defs.resolve_asset_graph()
+    groups = _groups(spec, assets, graph, disciplines)
+    jobs = {
+        g.label: dg.define_asset_job(
+            f"{spec.name}_build_{g.label}", selection=[a.key for a in g.assets], partitions_def=g.partitions_def
+        )
+        for g in groups
+        if g.assets
+    }
+    jobs["release"] = dg.define_asset_job(f"{spec.name}_build_release", selection=[key(spec, "release")])
+    return _Build(
+        spec,
+        instance,
+        graph,
+        assets,
+        observed,
+        all_resources,
+        groups,
+        jobs,
+        dg.Definitions(assets=[*assets, *observed], resources=all_resources, jobs=list(jobs.values())),
+        {**run_tags(), BUILD_TAG: uuid.uuid4().hex},
+        {"loggers": {"console": {"config": {"log_level": console_level}}}},
+        _Resolver(instance, graph),
+    )
+
+
+def _observe_inputs(build: _Build, record: Callable[[Any], object], force: bool) -> None:
+    """Hash what the graph reads from outside (anchor files, recordings, the bank and result files, gold labels)
+    and record an observation (one Dagster run per input: a run holds one partitioning) of each input whose hash
+    differs from the latest recorded one, so the stale status compares against what is there now. An input that
+    has not moved is not observed again: its recorded version is already the current one (`force` observes all)."""
+    current = input_versions(build.spec)
+    # as a run would see them: a resource's EnvVar fields (the database URL) resolved
+    resources = {
+        name: r.process_config_and_initialize() if isinstance(r, dg.ConfigurableResource) else r
+        for name, r in build.resources.items()
+        if name in ("database", "fetcher")
+    }
+    for source in build.observed:
+        now = current[source.key](resources)
+        resolver = build.resolver.get()
+        if force or any(
+            resolver.get_current_data_version(source.key, partition) != dg.DataVersion(version)
+            for partition, version in now.items()
+        ):
+            record(
+                observe(
+                    [source],
+                    instance=build.instance,
+                    resources=build.resources,
+                    tags=build.tags,
+                    run_config=build.run_config,
+                )
+            )
+            build.resolver.reset()
+
+
+def stale_plan(
+    spec: BenchmarkSpec,
+    instance: dg.DagsterInstance | None = None,
+    resources: Mapping[str, Any] | None = None,
+    disciplines: list[str] | None = None,
+) -> dict[dg.AssetKey, list[str | None]]:
+    """What Dagster's stale status (the resolver behind the UI's stale badges and "Materialize stale and missing")
+    says is STALE or MISSING, per asset and partition, once the inputs are observed: `run --plan`. Builds nothing.
+    A run starts from exactly this set; what a rebuilt asset feeds turns stale only once it is rebuilt (Dagster
+    does not mark the assets below a stale one), so a run may go further down than its plan."""
+    build = _prepare(spec, instance, resources, disciplines, "CRITICAL")
+    _observe_inputs(build, lambda _: None, force=False)
+    plan: dict[dg.AssetKey, list[str | None]] = {}
+    groups = [*build.groups, _Group("release", None, [None], [a for a in build.assets if a.key == build.release_key])]
+    for group in groups:
+        for asset in group.assets:
+            stale = [
+                p
+                for p in group.partition_keys
+                if build.resolver.status(asset.key, p) in (StaleStatus.STALE, StaleStatus.MISSING)
+            ]
+            if stale:
+                plan[asset.key] = stale
+    return plan
+
+
 def materialize_all(
     spec: BenchmarkSpec,
     instance: dg.DagsterInstance | None = None,
@@ -141,29 +283,8 @@ def materialize_all(
     threshold of Dagster's console log (CRITICAL: quiet; every event is in the instance's event log and in `events`).
     Runs carry a named job per spec and partitioning (`<spec>_build_<group>`), not Dagster's ephemeral one.
     """
-    defs = build_definitions(spec)
-    assets = [a for a in defs.assets or [] if isinstance(a, dg.AssetsDefinition)]
-    observed = [a for a in defs.assets or [] if isinstance(a, dg.SourceAsset)]
-    all_resources = {**(defs.resources or {}), **(resources or {})}
-    if instance is None:
-        instance = dg.DagsterInstance.get()
-        # Dagster's Postgres storages open a connection per query by default (a build makes thousands: every event,
-        # every stale-status read); hold them open for this process, as its webserver does
-        instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=10)
-    graph = defs.resolve_asset_graph()
-    release_key = key(spec, "release")
-    groups = _groups(spec, assets, graph, disciplines)
-    jobs = {
-        g.label: dg.define_asset_job(
-            f"{spec.name}_build_{g.label}", selection=[a.key for a in g.assets], partitions_def=g.partitions_def
-        )
-        for g in groups
-        if g.assets
-    }
-    jobs["release"] = dg.define_asset_job(f"{spec.name}_build_release", selection=[release_key])
-    runnable = dg.Definitions(assets=[*assets, *observed], resources=all_resources, jobs=list(jobs.values()))
-    tags = {**run_tags(), BUILD_TAG: uuid.uuid4().hex}
-    run_config = {"loggers": {"console": {"config": {"log_level": console_level}}}}
+    build = _prepare(spec, instance, resources, disciplines, console_level)
+    instance, release_key = build.instance, build.release_key
 
     def record(result: dg.ExecuteInProcessResult) -> list[StageOutcome]:
         logs = instance.all_logs(result.run_id)  # read once: the event log file and the stage lines share it
@@ -173,44 +294,42 @@ def materialize_all(
 
     def run(label: str, asset_keys: list[dg.AssetKey], partition_key: str | None) -> list[StageOutcome]:
         return record(
-            runnable.resolve_job_def(jobs[label].name).execute_in_process(
+            build.runnable.resolve_job_def(build.jobs[label].name).execute_in_process(
                 instance=instance,
                 partition_key=partition_key,
                 asset_selection=asset_keys,
-                tags=tags,
-                run_config=run_config,
+                tags=build.tags,
+                run_config=build.run_config,
                 raise_on_error=True,
             )
         )
 
-    for source in observed:  # what the graph reads from outside, hashed now: the stale status compares against it
-        # one run each: an observation job holds one partitioning
-        record(observe([source], instance=instance, resources=all_resources, tags=tags, run_config=run_config))
-    for group in groups:
+    _observe_inputs(build, record, force)
+    for group in build.groups:
         if not group.assets:
             continue
         for n, partition_key in enumerate(group.partition_keys, 1):
             prefix = partition_prefix(spec.name, group.label, n, len(group.partition_keys), partition_key)
             if starting:
                 starting(prefix)
-            outcomes = _build_partition(instance, graph, group, partition_key, force, run)
+            outcomes = _build_partition(build.resolver, group, partition_key, force, run)
             line = partition_stages(outcomes) if outcomes else "up to date"
             log(line if starting else f"{prefix} {line}")
     prefix = partition_prefix(spec.name, "release", 1, 1, None)
-    directory = Path(getattr(all_resources.get("release_directory"), "root", ".")) / spec.name / spec.release.version
-    fresh = stale_status(instance, graph, release_key, None) == StaleStatus.FRESH
+    directory = Path(getattr(build.resources.get("release_directory"), "root", ".")) / spec.name / spec.release.version
+    fresh = build.resolver.status(release_key, None) == StaleStatus.FRESH
     if fresh and not force and (directory / "manifest.json").is_file():
         log(f"{prefix} up to date ({directory})")
         return ReleaseGate([], up_to_date=True)
     checks = release_input_checks(spec)
     result = dg.materialize(
-        [*assets, *observed, *checks],
+        [*build.assets, *build.observed, *checks],
         selection=dg.AssetSelection.checks(*[k for c in checks for k in c.check_keys]),
         instance=instance,
-        resources=all_resources,
+        resources=build.resources,
         raise_on_error=True,
-        tags=tags,
-        run_config=run_config,
+        tags=build.tags,
+        run_config=build.run_config,
     )
     record(result)
     gate = ReleaseGate([(e.check_name, e.passed) for e in result.get_asset_check_evaluations()])
@@ -224,8 +343,7 @@ def materialize_all(
 
 
 def _build_partition(
-    instance: dg.DagsterInstance,
-    graph: Any,
+    resolver: _Resolver,
     group: _Group,
     partition_key: str | None,
     force: bool,
@@ -239,6 +357,7 @@ def _build_partition(
     below it (certainly to build, in one run: Dagster orders the steps); an asset waits while an asset above it
     is stale, since it reads what that one will write. An anchor file edit rebuilds `anchors`, then what reads the
     new anchors, and so on down; an asset whose inputs come back unchanged stops the walk there."""
+    graph = resolver.graph
     keys = [a.key for a in group.assets]
     above = {k: _ancestors(graph, k) & set(keys) for k in keys}
     done: set[dg.AssetKey] = set()
@@ -247,8 +366,7 @@ def _build_partition(
         if force and not done:
             todo = set(keys)
         else:
-            resolver = CachingStaleStatusResolver(instance, graph, _Loading(instance))
-            status = {k: resolver.get_status(k, partition_key) for k in keys if k not in done}
+            status = {k: resolver.status(k, partition_key) for k in keys if k not in done}
             missing = {k for k, s in status.items() if s == StaleStatus.MISSING}
             certain = (missing | {d for k in missing for d in _descendants(graph, k)}) & set(keys)
             pending = ({k for k, s in status.items() if s == StaleStatus.STALE} | certain) - done
@@ -256,6 +374,7 @@ def _build_partition(
         if not todo:
             return outcomes
         outcomes += run(group.label, [k for k in keys if k in todo], partition_key)
+        resolver.reset()  # what it wrote moves the stale status of what reads it
         done |= todo
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.defs.common import DatabaseResource, key
-from benchmark_platform.defs.pipeline import _build_partition, _Group, stale_status
+from benchmark_platform.defs.pipeline import _build_partition, _Group, _Resolver, stale_status
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
@@ -49,7 +49,7 @@ def built(fresh_database, tmp_path):
         group = _Group("disciplines", assets[0].partitions_def, spec.discipline_keys, assets)
         observe()
         for discipline in spec.discipline_keys:
-            assert _build_partition(instance, defs.resolve_asset_graph(), group, discipline, False, run) == [
+            assert _build_partition(_Resolver(instance, defs.resolve_asset_graph()), group, discipline, False, run) == [
                 "anchors",
                 "support_centrality",
             ]
@@ -67,7 +67,7 @@ def test_one_changed_anchor_file_makes_exactly_its_partitions_stale(built) -> No
     # an unchanged observation changes nothing
     observe()
     assert set(_statuses(spec, graph, instance, "anchors").values()) == {FRESH}
-    assert _build_partition(instance, graph, group, changed, False, run) == []
+    assert _build_partition(_Resolver(instance, graph), group, changed, False, run) == []
 
     strata = spec.anchors_dir / changed / "anchors.yaml"
     strata.write_text(strata.read_text(encoding="utf-8") + "\n# reviewed again\n", encoding="utf-8")
@@ -82,16 +82,19 @@ def test_one_changed_anchor_file_makes_exactly_its_partitions_stale(built) -> No
     assert _statuses(spec, graph, instance, "anchors")[changed] == FRESH
 
     # run's builder takes it from there, and then has nothing left; other disciplines have nothing to do
-    assert _build_partition(instance, graph, group, changed, False, run) == ["support_centrality"]
-    assert _build_partition(instance, graph, group, changed, False, run) == []
-    assert [_build_partition(instance, graph, group, d, False, run) for d in others[:2]] == [[], []]
+    assert _build_partition(_Resolver(instance, graph), group, changed, False, run) == ["support_centrality"]
+    assert _build_partition(_Resolver(instance, graph), group, changed, False, run) == []
+    assert [_build_partition(_Resolver(instance, graph), group, d, False, run) for d in others[:2]] == [[], []]
     # from a stale anchors partition, one call walks down: anchors first, then (stale only now) what reads them
     second = others[2]
     (spec.anchors_dir / second / "anchors.yaml").write_text(
         (spec.anchors_dir / second / "anchors.yaml").read_text(encoding="utf-8") + "\n# again\n", encoding="utf-8"
     )
     observe()
-    assert _build_partition(instance, graph, group, second, False, run) == ["anchors", "support_centrality"]
+    assert _build_partition(_Resolver(instance, graph), group, second, False, run) == ["anchors", "support_centrality"]
     assert _statuses(spec, graph, instance, "support_centrality")[second] == FRESH
     # --force rebuilds the partition whatever its status
-    assert _build_partition(instance, graph, group, others[0], True, run) == ["anchors", "support_centrality"]
+    assert _build_partition(_Resolver(instance, graph), group, others[0], True, run) == [
+        "anchors",
+        "support_centrality",
+    ]

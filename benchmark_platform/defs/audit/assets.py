@@ -2,6 +2,7 @@
 findings are versioned and append-only, and the policy's actions are stored with each run for the release."""
 
 import asyncio
+import dataclasses
 import hashlib
 from collections import Counter
 
@@ -22,6 +23,7 @@ from benchmark_platform.defs.common import (
     per_partition,
     stage_pool,
 )
+from benchmark_platform.defs.inputs.versions import GOLD_LABELS, settings_hash
 from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -32,12 +34,17 @@ def code_version(spec: BenchmarkSpec) -> str:
     return "audit-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
+def _rounded(row: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(round(v, 6) if isinstance(v, float) else v for v in row)
+
+
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     panel = judges(spec)
 
     @dg.asset(
         key=key(spec, "audit_calibration"),
         group_name="audit",
+        deps=[key(spec, GOLD_LABELS)],
         code_version=code_version(spec),
         description="Cohen's kappa (bootstrap 95% CI) of each audit agent against its matching human rubric on "
         "the gold labels; agents under the threshold become advisory.",
@@ -48,7 +55,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             metadata={
                 **counts_metadata(rubric_pairs=len(rows), advisory=len({r.agent for r in rows if r.advisory})),
                 "report": dg.MetadataValue.md(report_markdown(rows, spec.audit.kappa_advisory_below)),
-            }
+            },
+            # the rows as stored (kappas to 6 places): new gold labels that leave them alone leave the audit current
+            data_version=dg.DataVersion(
+                "calibration-" + settings_hash(sorted(_rounded(dataclasses.astuple(r)) for r in rows))
+            ),
         )
 
     @dg.asset(
@@ -59,6 +70,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             key(spec, "items"),
             *([key(spec, "bank_items")] if spec.item_bank else []),
             key(spec, "audit_calibration"),
+            key(spec, GOLD_LABELS),  # the human key vetoes (answer_correct ratings) drop items
         ],
         code_version=code_version(spec),
         backfill_policy=SINGLE_RUN,
@@ -109,7 +121,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                         if spec.audit.kina
                         else {}
                     ),
-                }
+                },
+                # an audit run is keyed by its inputs' digest and reused when they recur: the same run, the same data
+                data_version=dg.DataVersion(f"audit-run-{done.audit_run_id}"),
             )
 
         return per_partition(context, one)

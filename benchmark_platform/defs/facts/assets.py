@@ -23,6 +23,7 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
+from benchmark_platform.facts.build import FactSet
 from benchmark_platform.facts.persist import candidate_digests
 from benchmark_platform.facts.run import build_facts, extract_source
 from benchmark_platform.spec import BenchmarkSpec
@@ -34,6 +35,28 @@ def _code_version(spec: BenchmarkSpec, stage: str) -> str:
     for gazetteer in spec.facts.gazetteers:
         digest.update((spec.directory / gazetteer.path).read_bytes())
     return f"facts-{stage}-2-{digest.hexdigest()[:12]}"
+
+
+def facts_version(fact_set: FactSet) -> str:
+    """The discipline's facts as stored (ids, spans, texts, entities): its data version. Every discipline reads every
+    source's candidates, so any new or changed source makes all of them stale; a discipline whose facts come back
+    the same keeps its version, and what reads it stays current (issue 41)."""
+    rows = sorted(
+        (
+            f.fact_id,
+            c.document_id,
+            c.span_start,
+            c.span_end,
+            c.text,
+            c.confidence,
+            c.method,
+            c.attributes,
+            [(m.entity_id, m.entity_type, m.surface, m.ner_label) for m in c.mentions],
+        )
+        for f in fact_set.facts
+        if (c := f.candidate)
+    )
+    return "facts-" + settings_hash(rows)
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
@@ -127,7 +150,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                     "paraphrase outcome": dg.MetadataValue.json(dict(fact_set.paraphrase_outcome)),
                     "quality report": dg.MetadataValue.md(_report_markdown(built.report)),
                     **(llm_metadata(totals[0]) if totals else {}),
-                }
+                },
+                data_version=dg.DataVersion(facts_version(fact_set)),
             )
 
         return per_partition(context, one)

@@ -16,11 +16,12 @@ from benchmark_platform.ingest.snapshot import SnapshotStore, recorded_version
 from benchmark_platform.spec import BenchmarkSpec
 
 # the observable source assets' names (defs/inputs), which the reading assets name as deps
-ANCHOR_FILES, SOURCE_RECORDINGS, ITEM_BANK_FILE, RESULT_FILES = (
+ANCHOR_FILES, SOURCE_RECORDINGS, ITEM_BANK_FILE, RESULT_FILES, GOLD_LABELS = (
     "anchor_files",
     "source_recordings",
     "item_bank_file",
     "result_files",
+    "gold_labels",
 )
 NO_ANCHORS = "none"  # a discipline without anchor files (it goes to manual review)
 
