@@ -94,6 +94,7 @@ def test_the_lock_is_free_again_when_its_holder_ends(scratch):
         pass
 
 
+@pytest.mark.slow  # a real build of wine up to its second group of sources
 def test_a_database_lost_during_a_build_is_one_line():
     """Issue 40, 13: the server stopped while `run` builds printed about 85 lines (Dagster's handlers' tracebacks)."""
     server = ScratchServer()  # its own: this test stops it for good
