@@ -25,7 +25,7 @@ LEAF_THIRD_PARTY = {"pydantic", "yaml"}
 # leaves of the platform that are no stage's config (safeyaml: the one YAML reader, over `inputs`' limits)
 SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths", f"{ROOT}.safeyaml", f"{ROOT}.inputs"}
 HELPER_LEAVES = SPEC_HELPERS | {
-    f"{ROOT}.centrality.params",  # centrality's config leaf (selection's config embeds it)
+    f"{ROOT}.centrality.config",  # centrality's config leaf (selection's config embeds it)
     f"{ROOT}.review.models",  # the review policy and records review/config.py embeds
     f"{ROOT}.review.rubrics",
 }

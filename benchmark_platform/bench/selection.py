@@ -33,7 +33,7 @@ from scipy.stats import kendalltau
 
 from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.models import Candidate
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.itembank.derived_anchors import derive_anchor_set, largest_remainder
 from benchmark_platform.paths import PROJECT_ROOT

@@ -36,7 +36,7 @@ from benchmark_platform.analysis.fidelity import (
 )
 from benchmark_platform.analysis.irt import fit_irt
 from benchmark_platform.bench.selection import MMLU_PRO, _largest_remainder, mmlu_pro_discipline
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.runtime import single_threaded_blas

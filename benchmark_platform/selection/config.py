@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 
 
 class ResponseTermConfig(BaseModel):

@@ -168,7 +168,7 @@ def select_items(
 def imported_responses(spec: BenchmarkSpec, candidate_ids: tuple[str, ...]) -> ResponseMatrix | None:
     """The answers of the spec's `evaluation.imports` on the candidates (None without any).
 
-    Decision (issue 19): as for the audit (audit/stage.py answers_for_audit), the import files are the source. Stored
+    Decision (issue 19): as for the audit (audit/run.py answers_for_audit), the import files are the source. Stored
     answers of the slate exist only for items an earlier run released; letting them in would make the selection
     depend on the previous release, and the same inputs must give the same release bytes.
     """

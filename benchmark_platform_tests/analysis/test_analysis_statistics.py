@@ -13,7 +13,7 @@ from benchmark_platform.analysis.frontier import cost_frontier
 from benchmark_platform.analysis.gaps import family_matrix, paired_deltas, self_preference, slice_gap
 from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.plots import distribution_png, frontier_png, heatmap_png
-from benchmark_platform.analysis.run import ConfigInfo, analyse
+from benchmark_platform.analysis.statistics import ConfigInfo, analyse
 from benchmark_platform.analysis.stability import (
     kendall_tau_b,
     pairwise_resolvability,

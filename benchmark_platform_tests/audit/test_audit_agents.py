@@ -30,7 +30,7 @@ from benchmark_platform.audit.pool import (
     load_human_reference,
     nearest_earlier,
 )
-from benchmark_platform.audit.runner import run_audit
+from benchmark_platform.audit.findings import run_audit
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.embed.exact import integer_rows, similarities
 

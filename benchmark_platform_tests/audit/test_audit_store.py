@@ -10,12 +10,12 @@ import dagster as dg
 
 from benchmark_platform.audit import agents as agents_module
 from benchmark_platform.audit import runner
-from benchmark_platform.audit.stage import audit_discipline, stale_items
+from benchmark_platform.audit.run import audit_discipline, stale_items
 from benchmark_platform.defs.audit import build_defs
 from benchmark_platform.defs.audit.sensors import STALE_TAG
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.release.tables import RELEASE_QUERIES, query_params
+from benchmark_platform.release.persist import RELEASE_QUERIES, query_params
 from benchmark_platform_tests.audit.corpus import add_fact, audit_spec, seed_corpus
 
 EMBEDDER = StaticEmbedder()

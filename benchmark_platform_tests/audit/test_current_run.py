@@ -14,7 +14,7 @@ from benchmark_platform.anchors.persist import latest_import_versions, record_im
 from benchmark_platform.audit import agents as agents_module
 from benchmark_platform.audit import runner
 from benchmark_platform.audit.persist import current_audit_run, load_previous
-from benchmark_platform.audit.stage import audit_discipline, pending_audit
+from benchmark_platform.audit.run import audit_discipline, pending_audit
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.selection.persist import audited_item_candidates
 from benchmark_platform.spec import load_spec

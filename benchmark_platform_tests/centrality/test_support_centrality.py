@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from benchmark_platform.bench.selection import mmlu_pro_discipline
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.centrality.signature import SignatureError, uncertainty_set
 from benchmark_platform.embed import StaticEmbedder

@@ -181,7 +181,7 @@ def test_repair_swaps_a_blocking_item_out_for_a_short_stratum() -> None:
 
 
 def test_select_falls_back_to_the_mip_when_greedy_blocks_itself():
-    from benchmark_platform.centrality.params import CentralityParams
+    from benchmark_platform.centrality.config import CentralityParams
     from benchmark_platform.selection.policy import select
 
     # Greedy takes the strongest item 2 first, which duplicates both others: only the MIP finds {0, 1}.

@@ -17,7 +17,7 @@ from benchmark_platform.defs.common import DatabaseResource, counts_metadata, ke
 from benchmark_platform.paths import PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
 from benchmark_platform.release.kina import kina_tables
-from benchmark_platform.release.tables import read_plots, read_release_tables, record_release, spec_fingerprint
+from benchmark_platform.release.persist import read_plots, read_release_tables, record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec
 
 RELEASE_KEY_ENV = "BENCHMARK_PLATFORM_RELEASE_KEY"

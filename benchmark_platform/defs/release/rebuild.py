@@ -27,7 +27,7 @@ from benchmark_platform.release.bundle import (
     recorded_spec_sha256,
     verify_release,
 )
-from benchmark_platform.release.tables import record_release, spec_fingerprint
+from benchmark_platform.release.persist import record_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec, SpecError, load_spec
 from benchmark_platform.store import Database
 

@@ -34,7 +34,7 @@ from benchmark_platform.audit.pool import (
     AuditContext,
     load_human_reference,
 )
-from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
+from benchmark_platform.audit.findings import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
 from benchmark_platform.evaluation.importers import read_import_once
 from benchmark_platform.llm.config import ModelConfig
