@@ -11,9 +11,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from benchmark_platform.anchors import AnchorSet, load_anchor_set
-from benchmark_platform.anchors.io import has_anchor_files
-from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.anchors import AnchorSet, current_anchors
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.persist import fact_candidates, write_centrality
 from benchmark_platform.centrality.scoring import CentralityResult, score_discipline
@@ -101,12 +99,12 @@ def score_facts(
     open_gateway: OpenGateway,
     log: Callable[[str], None],
 ) -> FactScoring | None:
-    """Score the discipline's facts against its anchors and replace its stored run; None without anchor files."""
-    folder = spec.anchors_dir / discipline
-    if not has_anchor_files(folder):
+    """Score the discipline's facts against its stored anchors (the anchors stage's current import) and replace its
+    stored run; None without anchors (no files)."""
+    stored = current_anchors(db, spec.name, discipline)
+    if stored is None:
         return None
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     candidates = fact_candidates(db, spec.name, discipline)
     log(f"{discipline}: scoring {len(candidates)} facts against {len(anchor_set.anchor_items)} anchors")
     scored = score_pool(spec, candidates, anchor_set, embedder, open_gateway)

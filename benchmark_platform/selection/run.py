@@ -1,6 +1,7 @@
 """The selection stage for one partition: topic pre-approval of facts (before generation) and the choice of items
 (after audit), each with the manual-review policy. The assets call these with the partition and resources.
 
+Both read the discipline's anchors as the anchors stage stored them (its current import), never the files.
 Facts are chosen from the stored centrality run; items are scored here by the same support centrality (against the
 discipline's anchors and strata) and not stored as scores: centrality_* hold the fact pool's run, one per partition.
 """
@@ -12,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchmark_platform.anchors import load_anchor_set
-from benchmark_platform.anchors.io import has_anchor_files
-from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.anchors import current_anchors
 from benchmark_platform.centrality.persist import read_scores, stored_review
 from benchmark_platform.centrality.run import ScoredPool, score_pool
 from benchmark_platform.embed import Embedder
@@ -73,13 +72,12 @@ def select_facts(db: Database, spec: BenchmarkSpec, discipline: str) -> Selectio
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
     params = spec.selection.centrality
-    folder = spec.anchors_dir / discipline
+    stored = current_anchors(db, spec.name, discipline)
     has_run, review = stored_review(db, spec.name, discipline)
-    if not has_anchor_files(folder) or not has_run or review:
-        k_total = load_anchor_set(folder).k_total if has_anchor_files(folder) else 0
+    if stored is None or not has_run or review:
+        k_total = stored.anchor_set.k_total if stored is not None else 0
         return _manual_review(db, spec, discipline, "facts", review or "no anchor files", k_total)
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     items, pairs = read_scores(db, spec.name, discipline)
     problem = build_problem(items, pairs, anchor_set, params.tau_dup)
     result = select(problem, params)
@@ -102,11 +100,11 @@ def select_items(
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
     params = spec.selection.centrality
-    folder = spec.anchors_dir / discipline
-    if not has_anchor_files(folder):
+    folder = spec.anchors_dir / discipline  # named in errors only: the anchors were read by the anchors stage
+    stored = current_anchors(db, spec.name, discipline)
+    if stored is None:
         return _manual_review(db, spec, discipline, "items", "no anchor files", 0)
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     candidates, audit_run = audited_item_candidates(db, spec.name, discipline)
     if audit_run is None:
         reason = "no audit run: items are selected after audit"
