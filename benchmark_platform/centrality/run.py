@@ -40,7 +40,7 @@ def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:
 
 def scoring_version(spec: BenchmarkSpec, embedder: Embedder) -> str:
     """Changes with the embedder, the centrality parameters and, when an LLM gives psi, its config and prompt."""
-    payload = spec.selection.centrality.model_dump_json()
+    payload = spec.selection.centrality.model_dump_json() + f"tau_dup={spec.selection.tau_dup}"
     model = signature_model(spec)
     if model is not None:
         payload += model.model_dump_json() + PROMPT_PATH.read_text(encoding="utf-8")
@@ -67,7 +67,7 @@ def score_pool(
     An invalid answer raises SignatureError naming the item, so nothing is written."""
     params, model = spec.selection.centrality, signature_model(spec)
     if model is None:
-        result = score_discipline(candidates, anchor_set, params, embedder.encode)
+        result = score_discipline(candidates, anchor_set, params, embedder.encode, tau_dup=spec.selection.tau_dup)
         return ScoredPool(result, "deterministic fallback (no signature_model)")
 
     async def run() -> tuple[CentralityResult, GatewayTotals]:
@@ -75,7 +75,9 @@ def score_pool(
             # scoring is synchronous: it runs in a worker thread and sends each batch to this loop's gateway
             complete = gateway_completion(gateway, model.name, asyncio.get_running_loop(), seed=spec.seed)
             result = await asyncio.to_thread(
-                score_discipline, candidates, anchor_set, params, embedder.encode, complete
+                lambda: score_discipline(
+                    candidates, anchor_set, params, embedder.encode, complete, tau_dup=spec.selection.tau_dup
+                )
             )
         return result, gateway.totals
 

@@ -71,7 +71,6 @@ def select_facts(db: Database, spec: BenchmarkSpec, discipline: str) -> Selectio
     Manual review without anchor files, without a centrality run, or when the run itself went to manual review.
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
-    params = spec.selection.centrality
     stored = current_anchors(db, spec.name, discipline)
     has_run, review = stored_review(db, spec.name, discipline)
     if stored is None or not has_run or review:
@@ -79,8 +78,8 @@ def select_facts(db: Database, spec: BenchmarkSpec, discipline: str) -> Selectio
         return _manual_review(db, spec, discipline, "facts", review or "no anchor files", k_total)
     anchor_set, import_id = stored.anchor_set, stored.import_id
     items, pairs = read_scores(db, spec.name, discipline)
-    problem = build_problem(items, pairs, anchor_set, params.tau_dup)
-    result = select(problem, params)
+    problem = build_problem(items, pairs, anchor_set, spec.selection.tau_dup)
+    result = select(problem, spec.selection)
     write_selection(db, spec.name, discipline, "facts", anchor_set.k_total, import_id, result)
     return SelectionOutcome(discipline, "facts", problem.k, anchor_set.k_total, result, shortlisted=problem.n)
 
@@ -99,7 +98,6 @@ def select_items(
     Manual review without anchor files, without an audit run, or when scoring the items goes to manual review.
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
-    params = spec.selection.centrality
     folder = spec.anchors_dir / discipline  # named in errors only: the anchors were read by the anchors stage
     stored = current_anchors(db, spec.name, discipline)
     if stored is None:
@@ -126,7 +124,7 @@ def select_items(
             audit_run_id=audit_run,
             scored=scored,
         )
-    problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, params.tau_dup)
+    problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, spec.selection.tau_dup)
     problem = capped_to_attainable(problem, anchor_set.k_total)
     responses = imported_responses(spec, problem.candidate_ids)
     if responses is not None:
@@ -138,7 +136,7 @@ def select_items(
                 problem,
                 responses,
                 spec.selection.response,
-                lambda p: select(p, params),
+                lambda p: select(p, spec.selection),
                 zlib.crc32(f"{spec.seed}:{discipline}".encode()),
             )
     except InfeasibleSelectionError as exc:  # name the stage, the discipline and the file whose quota cannot be met

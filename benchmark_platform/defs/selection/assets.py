@@ -39,7 +39,10 @@ def _certificate(result: SelectionResult) -> dict[str, dg.MetadataValue]:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
-    params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
+    # the centrality thresholds and the selection's own (duplicate bound, MIP), without the response term (below)
+    params_version = hashlib.sha256(
+        spec.selection.model_dump_json(include={"centrality", "tau_dup", "mip_max_candidates", "mip_time_limit_s"}).encode()
+    ).hexdigest()[:12]
     taxonomy = settings_hash(spec.taxonomy, spec.seed)  # K_d targets and the seed
     response_version = hashlib.sha256(spec.selection.response.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()
