@@ -32,13 +32,13 @@ import scipy.sparse as sp
 from scipy.stats import kendalltau
 
 from benchmark_platform.anchors import AnchorSet
-from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.config import CentralityParams
+from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.itembank.derived_anchors import derive_anchor_set, largest_remainder
 from benchmark_platform.paths import PROJECT_ROOT
-from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.config import SelectionConfig
+from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import build_problem, select
 from benchmark_platform.selection.problem import SelectionProblem
 

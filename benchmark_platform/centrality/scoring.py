@@ -29,9 +29,9 @@ import scipy.sparse as sp
 
 from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.calibration import Calibrator, boot_lower_quantile, stratified_resample
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
-from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
 from benchmark_platform.embed.exact import fixed_matvec, integer_rows, similarities, top_k
 

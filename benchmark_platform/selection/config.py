@@ -67,5 +67,7 @@ class SelectionConfig(BaseModel):
         moved = {name: centrality.pop(name) for name in MOVED_FROM_CENTRALITY if name in centrality}
         twice = sorted(set(moved) & set(data))
         if twice:
-            raise ValueError(f"{twice[0]} is given twice: under selection and under selection.centrality (its old place)")
+            raise ValueError(
+                f"{twice[0]} is given twice: under selection and under selection.centrality (its old place)"
+            )
         return {**data, "centrality": centrality, **moved}

@@ -41,6 +41,7 @@ def scored(philosophy, embed):
     anchors, candidates = philosophy
     return score_discipline(candidates, anchors, CentralityParams(bootstrap=20), embed, tau_dup=TAU_DUP)
 
+
 TAU_DUP = SelectionConfig().tau_dup  # the selection's duplicate bound, which Dedup(B_d) applies too
 
 
@@ -81,10 +82,14 @@ def test_empty_bank_or_no_anchors_goes_to_manual_review(philosophy, embed):
     anchors, candidates = philosophy
     strict = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_ref=1.0), embed, tau_dup=TAU_DUP)
     assert strict.pairs.is_empty() and "empty reference bank" in strict.manual_review
-    nothing_passes = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed, tau_dup=TAU_DUP)
+    nothing_passes = score_discipline(
+        candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed, tau_dup=TAU_DUP
+    )
     assert "empty shortlist" in nothing_passes.manual_review
     assert not nothing_passes.items.is_empty()  # the scores are still recorded
-    bare = score_discipline(candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed, tau_dup=TAU_DUP)
+    bare = score_discipline(
+        candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed, tau_dup=TAU_DUP
+    )
     assert bare.items.is_empty() and "A_d is empty" in bare.manual_review
 
 

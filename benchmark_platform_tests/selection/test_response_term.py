@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark_platform.selection.config import ResponseTermConfig
+from benchmark_platform.selection.config import ResponseTermConfig, SelectionConfig
 from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import select
 from benchmark_platform.selection.problem import SelectionProblem

@@ -35,7 +35,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             stored = import_anchors(database.db, spec, discipline)
             anchor_set, import_id, new = stored.anchor_set, stored.import_id, stored.new
             if anchor_set is None:
-                context.log.warning(f"{discipline}: no {stored.folder / MAIN_FILE}; the discipline goes to manual review")
+                context.log.warning(
+                    f"{discipline}: no {stored.folder / MAIN_FILE}; the discipline goes to manual review"
+                )
                 return dg.MaterializeResult(
                     metadata={"manual_review": f"no anchor files in {stored.folder}"},
                     data_version=dg.DataVersion("none"),

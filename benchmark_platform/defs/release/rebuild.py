@@ -42,7 +42,9 @@ def rebuild_release(
     db = resources["database"].db if "database" in resources else None
     cached_before = cached_responses(db) if db is not None else 0
     with tempfile.TemporaryDirectory(prefix="rebuild_") as scratch:
-        log(f"rebuilding {spec.name} {spec.release.version} from {len(kept.lineage.get('assets') or {})} upstream assets")
+        log(
+            f"rebuilding {spec.name} {spec.release.version} from {len(kept.lineage.get('assets') or {})} upstream assets"
+        )
         materialize_all(
             spec,
             instance=instance,

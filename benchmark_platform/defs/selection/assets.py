@@ -41,7 +41,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         return dg.Definitions()
     # the centrality thresholds and the selection's own (duplicate bound, MIP), without the response term (below)
     params_version = hashlib.sha256(
-        spec.selection.model_dump_json(include={"centrality", "tau_dup", "mip_max_candidates", "mip_time_limit_s"}).encode()
+        spec.selection.model_dump_json(
+            include={"centrality", "tau_dup", "mip_max_candidates", "mip_time_limit_s"}
+        ).encode()
     ).hexdigest()[:12]
     taxonomy = settings_hash(spec.taxonomy, spec.seed)  # K_d targets and the seed
     response_version = hashlib.sha256(spec.selection.response.model_dump_json().encode()).hexdigest()[:12]
