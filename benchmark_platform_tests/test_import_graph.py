@@ -25,7 +25,7 @@ LEAF_THIRD_PARTY = {"pydantic", "yaml"}
 # leaves of the platform that are no stage's config (safeyaml: the one YAML reader, over `inputs`' limits)
 SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths", f"{ROOT}.safeyaml", f"{ROOT}.inputs"}
 HELPER_LEAVES = SPEC_HELPERS | {
-    f"{ROOT}.centrality.params",  # centrality's config leaf (selection's config embeds it)
+    f"{ROOT}.centrality.config",  # centrality's config leaf (selection's config embeds it)
     f"{ROOT}.review.models",  # the review policy and records review/config.py embeds
     f"{ROOT}.review.rubrics",
 }
@@ -235,3 +235,75 @@ def test_importing_the_spec_loads_no_third_party_package_besides_pydantic_and_ya
         f"third-party packages besides pydantic and yaml: {loaded - LEAF_DISTRIBUTIONS}"
     )
     assert {"pydantic", "PyYAML"} <= loaded
+
+
+# Issue 37, one anatomy: the stage packages below keep their internals to themselves and have no module cycle inside.
+# generation, facts, review and cli are exempt for now (other branches reshape them); defs and bench, the Dagster
+# wiring and the benchmarks, import the run modules and cores they drive.
+ANATOMY_STAGES = (
+    "anchors",
+    "centrality",
+    "selection",
+    "itembank",
+    "evaluation",
+    "analysis",
+    "audit",
+    "release",
+    "automation",
+    "ingest",
+)
+ANATOMY_EXEMPT_IMPORTERS = ("generation", "facts", "review", "cli", "defs", "bench")
+
+
+def _exported(package: str) -> set[str] | None:
+    """The names a package's `__init__` lists in `__all__` (None: it exports nothing yet)."""
+    tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+    return None
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1] if "." in module else module
+
+
+def test_no_stage_imports_another_stages_unexported_names():
+    """Across covered stages, a core imports the package (`from benchmark_platform.anchors import x`, x in its
+    `__all__`) or a config leaf, never another module. Packages that export nothing yet are listed as such."""
+    offenders = []
+    for name, path in sorted(MODULES.items()):
+        if _top(name) in ANATOMY_EXEMPT_IMPORTERS or name == ROOT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            module = node.module
+            if not module.startswith(ROOT + ".") or _top(module) == _top(name):
+                continue
+            stage = f"{ROOT}.{_top(module)}"
+            if _top(module) not in ANATOMY_STAGES or module in LEAVES or _exported(stage) is None:
+                continue
+            exported = _exported(stage) or set()
+            if module != stage:
+                offenders.append(f"{name}:{node.lineno} imports {module} (use {stage}'s exports)")
+            else:
+                offenders += [
+                    f"{name}:{node.lineno} imports {stage}.{a.name}, not in its __all__"
+                    for a in node.names
+                    if a.name not in exported
+                ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_module_cycle_inside_a_covered_stage():
+    """Inside one stage package, modules import each other one way (a lazy import counts: it only hides the cycle)."""
+    edges: dict[tuple[str, str], list[Import]] = {}
+    for imp in IMPORTS:
+        target = _platform(imp)
+        if target is None or _top(imp.importer) not in ANATOMY_STAGES or _top(target) != _top(imp.importer):
+            continue
+        if target != imp.importer and target != f"{ROOT}.{_top(target)}":  # the package's own __init__ re-exports
+            edges.setdefault((imp.importer, target), []).append(imp)
+    cycles = _cycles(edges)
+    assert not cycles, "\n".join(f"cycle between {sorted(c)}" for c in cycles)

@@ -1,195 +1,93 @@
-"""Every analysis of a benchmark's evaluation, as one pure function of its answers and item attributes.
-
-Item attributes used when present: `discipline` (the partition, a taxonomy leaf), `level_1`, `level_2`, ...
-(the leaf's taxonomy ancestors, coarsest first), `difficulty`, `strategy`, `generator_family`, and
-`closed_book` ("true"/"false").
-The coarsest taxonomy level that splits the items is the one KINA calls discipline: the strata of ranking
-stability, the columns of the heatmap and of the discrimination indices.
-"""
+"""The analysis stage (unpartitioned): every statistic of the spec's stored evaluation answers (statistics.py's `analyse`),
+stored in PostgreSQL in one transaction."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 
-from benchmark_platform.analysis.accuracy import covered, group_accuracy, leaderboard, wide
-from benchmark_platform.analysis.config import AnalysisConfig
-from benchmark_platform.analysis.discrimination import discrimination_indices
-from benchmark_platform.analysis.frontier import cost_frontier, scaling_slopes
-from benchmark_platform.analysis.gaps import family_matrix, paired_deltas, self_preference, slice_gap
-from benchmark_platform.analysis.matrix import ScoreMatrix
-from benchmark_platform.analysis.plots import distribution_png, frontier_png, heatmap_png
-from benchmark_platform.analysis.stability import pairwise_resolvability, ranking_stability, tiers
-from benchmark_platform.analysis.suspects import suspect_items
+from benchmark_platform.analysis.irt import pool_accuracy_table
+from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
+from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, OVERALL, AnalysisReport, analyse
+from benchmark_platform.evaluation.importers import read_spec_imports
+from benchmark_platform.evaluation.persist import spec_item_disciplines
+from benchmark_platform.evaluation.results import RESULT_COLUMNS
+from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.runtime import single_threaded_blas
+from benchmark_platform.spec import BenchmarkSpec
+from benchmark_platform.store import Database
 
-OVERALL = "overall"
-# issue 31: how much of each row was answered, the accuracy over the answered items, and (overall rows of a bank
-# spec) the bank-level estimate from analysis/irt.py, filled by the stage
-ACCURACY_COVERAGE = (
-    "answered",
-    "missing",
-    "unparsed",
-    "answered_accuracy",
-    "answered_ci_low",
-    "answered_ci_high",
-    "pool_accuracy",
-    "pool_ci_low",
-    "pool_ci_high",
-)
-_POOL = ("pool_accuracy", "pool_ci_low", "pool_ci_high")
-# every column of an accuracy table, in the order `analysis_accuracy` stores them
-ACCURACY_SCHEMA = {
-    "grouping": pl.String,
-    "group_value": pl.String,
-    "model": pl.String,
-    "n_items": pl.Int64,
-    "accuracy": pl.Float64,
-    "ci_low": pl.Float64,
-    "ci_high": pl.Float64,
-    "rank": pl.Int64,
-    "unparsed_answers": pl.Int64,
-    **{c: pl.Float64 if c.endswith(("accuracy", "ci_low", "ci_high")) else pl.Int64 for c in ACCURACY_COVERAGE},
-}
+
+class NoAnswersError(LookupError):
+    """Nothing to analyse: no stored evaluation answer on a released item (the stored analyses are cleared)."""
 
 
 @dataclass(frozen=True)
-class ConfigInfo:
-    """An evaluated configuration as the analyses see it (from its evaluation run's settings)."""
-
-    kind: str  # baseline | model | imported
-    family: str | None = None
-    reasoning_of: str | None = None
-    tool_use_of: str | None = None
-    params_b: float | None = None
-    cost_usd: float = 0.0  # total evaluation cost
+class SpecAnalysis:
+    report: AnalysisReport
+    stored: dict[str, int]  # rows per analysis table
 
 
-@dataclass
-class AnalysisReport:
-    # the columns of ACCURACY_SCHEMA
-    accuracy: pl.DataFrame
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    plots: dict[str, bytes] = field(default_factory=dict)
-
-
-def coverage_heatmap(board: pl.DataFrame, by_group: pl.DataFrame, level: str, min_share: float) -> bytes:
-    """Accuracy over the answered items per model (leaderboard order) and group; a cell with less than `min_share`
-    of its items answered is n/a, one with some missing is starred."""
-    cells = by_group.with_columns(
-        unavailable=pl.Series(~covered(by_group["answered"].to_numpy(), by_group["n_items"].to_numpy(), min_share)),
-        partial=pl.col("missing") > 0,
-    )
-    order = board.select("model")
-
-    def pivot(value: str) -> pl.DataFrame:
-        return order.join(wide(cells, value=value), on="model", how="left", maintain_order="left")
-
-    return heatmap_png(
-        pivot("answered_accuracy"),
-        title=f"Accuracy (%) over answered items by {level}",
-        unavailable=pivot("unavailable"),
-        partial=pivot("partial"),
-        note=f"n/a: under {min_share:.0%} of the items answered; *: accuracy over the answered items only "
-        "(some missing); unanswered items are not counted wrong here",
-    )
-
-
-def _splits(items: pl.DataFrame, column: str) -> bool:
-    return column in items.columns and items[column].drop_nulls().n_unique() > 1
-
-
-def analyse(
-    results: pl.DataFrame, items: pl.DataFrame, configs: dict[str, ConfigInfo], settings: AnalysisConfig, *, seed: int
-) -> AnalysisReport:
-    matrix = ScoreMatrix.from_results(results, items)
-    B = settings.bootstrap_samples
-    board = leaderboard(matrix, B=B, seed=seed, min_answered_share=settings.min_answered_share)
-    levels = sorted(c for c in items.columns if c.startswith("level_"))
-    top_level = next((c for c in levels if _splits(items, c)), "discipline")
-    groupings = dict.fromkeys(["discipline", *levels, *settings.groupings])
-    by_group = {
-        g: group_accuracy(matrix, g, B=B, seed=seed) for g in groupings if g == "discipline" or _splits(items, g)
-    }
-    accuracy = pl.concat(
-        [
-            board.select(
-                grouping=pl.lit(OVERALL),
-                group_value=pl.lit(""),
-                model="model",
-                n_items="n_items",
-                accuracy="accuracy",
-                ci_low="ci_low",
-                ci_high="ci_high",
-                rank="rank",
-                unparsed_answers="unparsed_answers",
-                **{c: c for c in ACCURACY_COVERAGE[:-3]},
-                **{c: pl.lit(None, pl.Float64) for c in _POOL},
-            )
-        ]
-        + [
-            t.select(
-                grouping=pl.lit(g),
-                group_value="group",
-                model="model",
-                n_items="n_items",
-                accuracy="accuracy",
-                ci_low="ci_low",
-                ci_high="ci_high",
-                rank=pl.lit(None, pl.Int32),
-                unparsed_answers="unparsed_answers",
-                **{c: c for c in ACCURACY_COVERAGE[:-3]},
-                **{c: pl.lit(None, pl.Float64) for c in _POOL},
-            )
-            for g, t in by_group.items()
-        ]
-    )
-    report = AnalysisReport(accuracy)
-    tables = report.tables
-    order = board["model"].to_list()
-    report.plots[f"accuracy_by_{top_level}"] = coverage_heatmap(
-        board, by_group[top_level], top_level, settings.min_answered_share
-    )
-    evaluated = [m for m in matrix.models if configs.get(m, ConfigInfo("model")).kind != "baseline"]
-    tables["suspect_items"] = suspect_items(matrix, evaluated, settings.suspects)
-
-    if len(matrix.models) >= 2:
-        tables["ranking_stability"] = ranking_stability(
-            matrix, strata=top_level, rates=settings.stability_rates, B=B, top=settings.stability_top, seed=seed
+def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) -> SpecAnalysis:
+    """Replace the spec's analyses with those of its stored answers."""
+    answers = load_answers(db, spec.name, spec.release.include_manual_review, spec.release.require_review_approval)
+    if answers.is_empty():
+        # a valid state (nothing released, or every discipline in manual review): an earlier run's analyses must not
+        # be released beside it, so they are cleared before the caller is told
+        store_analysis(db, spec.name, AnalysisReport(pl.DataFrame(schema=ACCURACY_SCHEMA)))
+        raise NoAnswersError(
+            f"{spec.name}: no evaluation answers on released items (no item released, or every discipline went to "
+            "manual review): no leaderboard"
         )
-        pairs = pairwise_resolvability(matrix, B=B, seed=seed)
-        tables["pairwise_resolvability"], tables["tiers"] = pairs, tiers(pairs)
-        tables["discrimination"] = discrimination_indices(board, by_group[top_level], top=settings.discrimination_top)
-        top = order[: settings.discrimination_top]
-        report.plots["score_distribution"] = distribution_png(
-            by_group[top_level], top, title=f"Accuracy per {top_level}, top {len(top)} configurations"
-        )
+    generator_families = {m.name: m.family for m in spec.models}  # the gateway's model configs
+    items = load_item_attributes(
+        db,
+        spec.name,
+        spec.leaves,
+        generator_families,
+        spec.analysis.closed_book_verdict,
+        spec.release.include_manual_review,
+        spec.release.require_review_approval,
+    )
+    configs = load_configs(db, spec.name, answers)
+    log(f"analysing {answers.height} answers of {len(configs)} configurations on {items.height} items")
+    report = analyse(answers.select(RESULT_COLUMNS), items, configs, spec.analysis, seed=spec.seed)
+    # latencies stay in the evaluation's metadata: a rerun from the cache answers at once, and the stored
+    # analyses (and so the release) must not change with it
+    report.tables["telemetry"] = telemetry_summary(answers).drop("latency_p50_s", "latency_p95_s")
+    pool = pool_accuracy(db, spec, answers, items.height)
+    if pool is not None:
+        log(f"full-pool accuracy estimated from the release for {pool.height} configurations")
+        report.tables["pool_accuracy"] = pool
+        report.accuracy = with_pool_estimate(report.accuracy, pool)
+    return SpecAnalysis(report, store_analysis(db, spec.name, report))
 
-    families = {m: c.family for m, c in configs.items() if c.family}
-    if "generator_family" in items.columns and items["generator_family"].drop_nulls().len() and families:
-        tables["self_preference"] = self_preference(matrix, families, B=B, seed=seed)
-        tables["family_matrix"] = family_matrix(matrix, families)
-    by = "difficulty" if _splits(items, "difficulty") else None
-    for name, attribute in (("reasoning_lift", "reasoning_of"), ("tool_use", "tool_use_of")):
-        variants = [(m, getattr(c, attribute)) for m, c in configs.items() if getattr(c, attribute) in matrix.models]
-        if variants:
-            tables[name] = paired_deltas(matrix, variants, by=by, B=B, seed=seed)
-    if _splits(items, "closed_book"):
-        tables["closed_book"] = slice_gap(matrix, "closed_book", a="true", b="false", by=by, B=B, seed=seed)
 
-    accuracy_of = dict(board.select("model", "accuracy").iter_rows())
-    costed = [(m, c.cost_usd, accuracy_of[m]) for m, c in configs.items() if c.cost_usd > 0 and m in accuracy_of]
-    if costed:
-        frontier = cost_frontier(pl.DataFrame(costed, schema=["model", "cost_usd", "accuracy"], orient="row"))
-        tables["cost_frontier"] = frontier
-        report.plots["cost_frontier"] = frontier_png(frontier, title="Cost vs accuracy")
-    sized = [
-        (c.family, m, c.params_b, accuracy_of[m])
-        for m, c in configs.items()
-        if c.family and c.params_b and m in accuracy_of
-    ]
-    if sized:
-        tables["scaling"] = scaling_slopes(
-            pl.DataFrame(sized, schema=["family", "model", "params", "accuracy"], orient="row")
-        )
-    return report
+def with_pool_estimate(accuracy: pl.DataFrame, pool: pl.DataFrame) -> pl.DataFrame:
+    """The leaderboard rows (grouping overall) with each configuration's bank-level estimate beside them."""
+    estimate = pool.select(
+        "model",
+        grouping=pl.lit(OVERALL),
+        pool_accuracy_new="estimated_accuracy",
+        pool_ci_low_new="ci_low",
+        pool_ci_high_new="ci_high",
+    )
+    joined = accuracy.join(estimate, on=["grouping", "model"], how="left", maintain_order="left")
+    return joined.with_columns(
+        pl.coalesce(f"{c}_new", c).alias(c) for c in ("pool_accuracy", "pool_ci_low", "pool_ci_high")
+    ).drop("pool_accuracy_new", "pool_ci_low_new", "pool_ci_high_new")
+
+
+def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, released: int) -> pl.DataFrame | None:
+    """Issue 19: when the spec's imports answered a pool larger than the release (an item bank), every
+    configuration's full-pool accuracy estimated from its released answers, with a CI (analysis/irt.py; the IRT
+    model fitted on the imported models' answers over the pool, stratified by discipline). None otherwise."""
+    results = read_spec_imports(spec.evaluation.imports, spec.directory)
+    if results is None:
+        return None
+    # One BLAS thread: the fit's sums come out the same every run (the release is byte-reproducible), and it is faster
+    with single_threaded_blas():
+        table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name))
+    return table if table.height and int(table["pool_items"][0]) > released else None

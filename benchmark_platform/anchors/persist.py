@@ -1,12 +1,14 @@
-"""Record an anchor import in the system of record (sql/0001 anchor_imports/anchors + sql/0005 labels, strata)."""
+"""Record an anchor import in the system of record (sql/0001 anchor_imports/anchors + sql/0005 labels, strata, and
+sql/0420 the parsed import whole), and read the current one back: the stages after anchors read it from here."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from benchmark_platform.anchors.models import AnchorSet
 from benchmark_platform.store import Database, insert_rows
-from benchmark_platform.store.current import make_current
+from benchmark_platform.store.current import clear_current, make_current
 from benchmark_platform.store.db import returned
 
 
@@ -19,12 +21,19 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
             (spec, anchors.discipline, anchors.version),
         )
         found = cur.fetchone()
+        document = anchors.model_dump_json()
         if found:
+            # an import stored before sql/0420 has no document yet: the same files give it one
+            cur.execute(
+                "UPDATE anchor_imports SET anchor_set = %s WHERE import_id = %s AND anchor_set IS NULL",
+                (document, int(found[0])),
+            )
             make_current(cur, spec, "anchors", anchors.discipline, int(found[0]))
             return int(found[0]), False
         cur.execute(
-            """INSERT INTO anchor_imports (spec, discipline, file_name, content_hash, is_example, k_total, note, files)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING import_id""",
+            """INSERT INTO anchor_imports
+                   (spec, discipline, file_name, content_hash, is_example, k_total, note, files, anchor_set)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING import_id""",
             (
                 spec,
                 anchors.discipline,
@@ -34,6 +43,7 @@ def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, boo
                 anchors.k_total,
                 anchors.note,
                 list(anchors.files),
+                document,
             ),
         )
         import_id = int(returned(cur))
@@ -86,3 +96,38 @@ def latest_import_versions(db: Database, spec: str) -> dict[str, str]:
         (spec,),
     )
     return {r["discipline"]: r["content_hash"] for r in rows}
+
+
+def clear_import(db: Database, spec: str, discipline: str) -> None:
+    """The discipline has no anchor files now: no import is current (stored imports are kept, immutable)."""
+    with db.transaction() as conn, conn.cursor() as cur:
+        clear_current(cur, spec, "anchors", discipline)
+
+
+class StaleAnchorImportError(LookupError):
+    """The current import was stored before sql/0420 and has no parsed document: the anchors stage must run again."""
+
+
+@dataclass(frozen=True)
+class StoredAnchors:
+    import_id: int
+    anchor_set: AnchorSet
+
+
+def current_anchors(db: Database, spec: str, discipline: str) -> StoredAnchors | None:
+    """The discipline's current anchor import as the anchors stage parsed it; None when it has none (no files)."""
+    rows = db.query(
+        """SELECT a.import_id, a.anchor_set::text AS anchor_set
+           FROM current_anchor_imports c JOIN anchor_imports a USING (import_id)
+           WHERE c.spec = %s AND c.discipline = %s""",
+        (spec, discipline),
+    )
+    if not rows:
+        return None
+    if rows[0]["anchor_set"] is None:
+        raise StaleAnchorImportError(
+            f"anchors[{discipline}]: import {rows[0]['import_id']} of spec {spec!r} was stored before the parsed "
+            "document was kept (sql/0420): materialise the anchors asset again for this discipline"
+        )
+    # the JSON the anchors stage wrote (model_dump_json): the same tuples in the same order and the same floats
+    return StoredAnchors(int(rows[0]["import_id"]), AnchorSet.model_validate_json(rows[0]["anchor_set"]))

@@ -1,6 +1,6 @@
 """Audit stage core (OenoBench 4, B.5-B.8; KINA 4.1).
 
 agents.py (types, item-level deterministic agents), pool.py (pool-level and escalation-gated deterministic agents),
-judges.py + prompts/ (LLM agents through the gateway), runner.py (one run: order, gates, carry-over), policy.py
+judges.py + prompts/ (LLM agents through the gateway), findings.py (one run: order, gates, carry-over), policy.py
 (drop / relabel / disclose), calibration.py (gold sheets, Cohen's kappa, advisory status), persist.py (store),
-stage.py (what the Dagster assets and the CLI call)."""
+run.py (what the Dagster assets and the CLI call)."""

@@ -10,11 +10,11 @@ from psycopg2.extensions import connection as Connection
 
 from benchmark_platform.audit.agents import AuditItem, Finding, Severity
 from benchmark_platform.audit.calibration import GoldSheet, KappaRow, Rating
+from benchmark_platform.audit.findings import PreviousFindings, inputs_hash
 from benchmark_platform.audit.goldsheet import GoldCandidate
 from benchmark_platform.audit.grounding import ProofFact, from_generation
 from benchmark_platform.audit.policy import HUMAN_KEY_RUBRIC, Action, KeyRating
 from benchmark_platform.audit.pool import Answer
-from benchmark_platform.audit.runner import PreviousFindings, inputs_hash
 from benchmark_platform.store import Database, as_json, insert_rows
 from benchmark_platform.store.current import make_current
 from benchmark_platform.store.db import returned

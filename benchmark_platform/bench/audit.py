@@ -28,10 +28,10 @@ import uvloop
 
 from benchmark_platform.audit.agents import AuditItem
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
+from benchmark_platform.audit.findings import AGENTS, AuditOutcome, run_audit
 from benchmark_platform.audit.grounding import Grounding
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER
 from benchmark_platform.audit.pool import AuditContext, PoolAgent
-from benchmark_platform.audit.runner import AGENTS, AuditOutcome, run_audit
 from benchmark_platform.bench.llm_gateway import ScriptedProcess, _drop, _fresh_database
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig

@@ -1,6 +1,6 @@
 """Backfill benchmark on the `kina` spec (261 subfield partitions): what Dagster's orchestration costs per partition.
 
-The stage is the real audit (benchmark_platform.audit.stage.audit_discipline: load a discipline's items, run every
+The stage is the real audit (benchmark_platform.audit.run.audit_discipline: load a discipline's items, run every
 agent, apply the policy, store findings and actions; the shipped static embedder, no LLM judge) over real ten-option
 items: MMLU-Pro's 12,032 items from ../shared/data, dealt to KINA's 261 subfields in proportion to KINA Table 8's
 item counts. Side by side in one run, each on a clean slate of findings:
@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import dagster as dg
 import psycopg2
 
-from benchmark_platform.audit.stage import audit_discipline
+from benchmark_platform.audit.run import audit_discipline
 from benchmark_platform.automation.workers import celery_workers, write_dagster_home
 from benchmark_platform.defs.automation.executors import benchmark_executor
 from benchmark_platform.defs.automation.requests import RANGE_END, RANGE_START

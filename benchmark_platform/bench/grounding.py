@@ -69,8 +69,8 @@ def _proof(f: Fact) -> ProofFact:
 
 def main() -> None:
     from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
+    from benchmark_platform.audit.findings import run_audit
     from benchmark_platform.audit.pool import AuditContext
-    from benchmark_platform.audit.runner import run_audit
 
     built, unbuilt = items(N_ITEMS)
     t0, cpu0 = time.perf_counter(), time.process_time()

@@ -32,11 +32,12 @@ import scipy.sparse as sp
 from scipy.stats import kendalltau
 
 from benchmark_platform.anchors import AnchorSet
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.models import Candidate
-from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.itembank.derived_anchors import derive_anchor_set, largest_remainder
 from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.selection.config import SelectionConfig
 from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import build_problem, select
 from benchmark_platform.selection.problem import SelectionProblem
@@ -168,7 +169,7 @@ def mmlu_pro(
     sizes = dict(items.group_by("category").len().sort("category").iter_rows())
     quotas = _largest_remainder(sizes, total)
     chosen_categories = categories or sorted(sizes)
-    params = CentralityParams()
+    params, limits = CentralityParams(), SelectionConfig()
     embedder = StaticEmbedder()
     rng = np.random.default_rng(20261129)
     selected_rows: list[int] = []
@@ -177,10 +178,10 @@ def mmlu_pro(
     started = time.perf_counter()
     for category in chosen_categories:
         anchors, candidates = mmlu_pro_discipline(category, items, quotas[category], rng)
-        result = score_discipline(candidates, anchors, params, embedder.encode)
+        result = score_discipline(candidates, anchors, params, embedder.encode, tau_dup=limits.tau_dup)
         if result.manual_review:
             raise RuntimeError(f"{category}: manual review: {result.manual_review}")
-        chosen = select(build_problem(result.items, result.pairs, anchors, params.tau_dup), params)
+        chosen = select(build_problem(result.items, result.pairs, anchors, limits.tau_dup), limits)
         selected_rows += [row_of[i] for i in chosen.selected_ids]
         pools[category] = np.array([row_of[c.id] for c in candidates])
         per_category.append(

@@ -36,11 +36,11 @@ from benchmark_platform.analysis.fidelity import (
 )
 from benchmark_platform.analysis.irt import fit_irt
 from benchmark_platform.bench.selection import MMLU_PRO, _largest_remainder, mmlu_pro_discipline
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.runtime import single_threaded_blas
-from benchmark_platform.selection.config import ResponseTermConfig
+from benchmark_platform.selection.config import ResponseTermConfig, SelectionConfig
 from benchmark_platform.selection.policy import build_problem, select
 from benchmark_platform.selection.problem import SelectionProblem
 from benchmark_platform.selection.response import ResponseMatrix, add_response_term
@@ -90,7 +90,11 @@ def anchor_estimate(correct: np.ndarray, anchors: np.ndarray, weights: np.ndarra
 
 
 def score_categories(
-    items: pl.DataFrame, categories: list[str], quotas: dict[int, dict[str, int]], params: CentralityParams
+    items: pl.DataFrame,
+    categories: list[str],
+    quotas: dict[int, dict[str, int]],
+    params: CentralityParams,
+    tau_dup: float,
 ) -> dict[int, list[SelectionProblem]]:
     """Support centrality of each category (derived anchors), once: it does not depend on the models. One selection
     problem per budget and category (the budgets differ in K_d and the strata quotas only)."""
@@ -103,11 +107,11 @@ def score_categories(
             k: mmlu_pro_discipline(category, items, quotas[k][category], np.random.default_rng(h)) for k in budgets
         }
         anchors, candidates = per_budget[budgets[0]]
-        scored = score_discipline(candidates, anchors, params, embedder.encode)
+        scored = score_discipline(candidates, anchors, params, embedder.encode, tau_dup=tau_dup)
         if scored.manual_review:
             raise RuntimeError(f"{category}: manual review: {scored.manual_review}")
         for k in budgets:
-            problems[k].append(build_problem(scored.items, scored.pairs, per_budget[k][0], params.tau_dup))
+            problems[k].append(build_problem(scored.items, scored.pairs, per_budget[k][0], tau_dup))
         print(f"scored {category}: {scored.counts} in {time.perf_counter() - tick:.1f} s", file=sys.stderr)
     return problems
 
@@ -118,7 +122,7 @@ def select_with_answers(
     labels: np.ndarray,
     item_ids: tuple[str, ...],
     visible_models: tuple[str, ...],
-    params: CentralityParams,
+    limits: SelectionConfig,
     response: ResponseTermConfig,
 ) -> tuple[np.ndarray, list[float], bool]:
     """Our selection for one split: per category F_d^sp + weight * R over the visible models' answers, selected
@@ -131,7 +135,7 @@ def select_with_answers(
         pool = np.flatnonzero(labels == h)
         answers = ResponseMatrix(tuple(item_ids[j] for j in pool), visible_models, correct_visible[:, pool])
         combined, _ = add_response_term(problem, answers, response)
-        result = select(combined, params)
+        result = select(combined, limits)
         hold &= not problem.violations(np.array(result.selected))
         certified.append(result.certified_ratio)
         chosen += [column[i] for i in result.selected_ids]
@@ -158,14 +162,15 @@ def main() -> int:
     items, correct, models, item_ids, labels, categories = load_mmlu_pro()
     sizes = dict(zip(categories, np.bincount(labels).tolist(), strict=True))
     quotas = {k: _largest_remainder(sizes, k) for k in budgets}
-    params = CentralityParams(bootstrap=args.bootstrap, mip_time_limit_s=args.mip_time_limit, seed=args.seed)
+    params = CentralityParams(bootstrap=args.bootstrap, seed=args.seed)
+    limits = SelectionConfig(mip_time_limit_s=args.mip_time_limit)
     response = ResponseTermConfig(
         weight=args.weight,
         small_budget_items=args.small_budget_items,
         neighbours=args.neighbours,
         information_weight=args.information_weight,
     )
-    problems = score_categories(items, categories, quotas, params)
+    problems = score_categories(items, categories, quotas, params, limits.tau_dup)
     scoring_seconds = time.perf_counter() - started
 
     rng = np.random.default_rng(args.seed)
@@ -180,7 +185,7 @@ def main() -> int:
             truth = pool_accuracy(correct[held_out])
             for k in budgets:
                 selected, ratios, hold = select_with_answers(
-                    problems[k], correct[visible], labels, item_ids, tuple(models[m] for m in visible), params, response
+                    problems[k], correct[visible], labels, item_ids, tuple(models[m] for m in visible), limits, response
                 )
                 certified += ratios
                 constraints_hold &= hold

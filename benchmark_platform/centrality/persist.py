@@ -6,8 +6,8 @@ import io
 
 import polars as pl
 
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.models import Candidate
-from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.scoring import CentralityResult
 from benchmark_platform.store import Database, as_json, insert_rows
 

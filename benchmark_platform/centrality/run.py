@@ -11,9 +11,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from benchmark_platform.anchors import AnchorSet, load_anchor_set
-from benchmark_platform.anchors.io import has_anchor_files
-from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.anchors import AnchorSet, current_anchors
 from benchmark_platform.centrality.models import Candidate
 from benchmark_platform.centrality.persist import fact_candidates, write_centrality
 from benchmark_platform.centrality.scoring import CentralityResult, score_discipline
@@ -42,7 +40,7 @@ def signature_model(spec: BenchmarkSpec) -> ModelConfig | None:
 
 def scoring_version(spec: BenchmarkSpec, embedder: Embedder) -> str:
     """Changes with the embedder, the centrality parameters and, when an LLM gives psi, its config and prompt."""
-    payload = spec.selection.centrality.model_dump_json()
+    payload = spec.selection.centrality.model_dump_json() + f"tau_dup={spec.selection.tau_dup}"
     model = signature_model(spec)
     if model is not None:
         payload += model.model_dump_json() + PROMPT_PATH.read_text(encoding="utf-8")
@@ -69,7 +67,7 @@ def score_pool(
     An invalid answer raises SignatureError naming the item, so nothing is written."""
     params, model = spec.selection.centrality, signature_model(spec)
     if model is None:
-        result = score_discipline(candidates, anchor_set, params, embedder.encode)
+        result = score_discipline(candidates, anchor_set, params, embedder.encode, tau_dup=spec.selection.tau_dup)
         return ScoredPool(result, "deterministic fallback (no signature_model)")
 
     async def run() -> tuple[CentralityResult, GatewayTotals]:
@@ -77,7 +75,9 @@ def score_pool(
             # scoring is synchronous: it runs in a worker thread and sends each batch to this loop's gateway
             complete = gateway_completion(gateway, model.name, asyncio.get_running_loop(), seed=spec.seed)
             result = await asyncio.to_thread(
-                score_discipline, candidates, anchor_set, params, embedder.encode, complete
+                lambda: score_discipline(
+                    candidates, anchor_set, params, embedder.encode, complete, tau_dup=spec.selection.tau_dup
+                )
             )
         return result, gateway.totals
 
@@ -101,12 +101,12 @@ def score_facts(
     open_gateway: OpenGateway,
     log: Callable[[str], None],
 ) -> FactScoring | None:
-    """Score the discipline's facts against its anchors and replace its stored run; None without anchor files."""
-    folder = spec.anchors_dir / discipline
-    if not has_anchor_files(folder):
+    """Score the discipline's facts against its stored anchors (the anchors stage's current import) and replace its
+    stored run; None without anchors (no files)."""
+    stored = current_anchors(db, spec.name, discipline)
+    if stored is None:
         return None
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     candidates = fact_candidates(db, spec.name, discipline)
     log(f"{discipline}: scoring {len(candidates)} facts against {len(anchor_set.anchor_items)} anchors")
     scored = score_pool(spec, candidates, anchor_set, embedder, open_gateway)

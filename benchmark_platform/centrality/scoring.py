@@ -29,9 +29,9 @@ import scipy.sparse as sp
 
 from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.calibration import Calibrator, boot_lower_quantile, stratified_resample
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
-from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
 from benchmark_platform.embed.exact import fixed_matvec, integer_rows, similarities, top_k
 
@@ -228,13 +228,14 @@ def deduplicated_bank(
     featurize: PairFeaturizer,
     models: PairModels,
     params: CentralityParams,
+    tau_dup: float,
 ) -> IntArray:
     """Dedup(B_d): keep in order (anchors, then higher BootLQ, then id) unless a kept neighbour duplicates it."""
     found = nearest(grid[bank], grid[bank], params.k_neighbours)
     qi, ui = _neighbour_pairs(bank, found, bank)
     _, u_sym_bank, _ = models.scores(featurize(qi, ui), featurize(ui, qi), params.lambda_dup)
     duplicates: dict[int, list[int]] = {}
-    for q, u in zip(qi[u_sym_bank > params.tau_dup].tolist(), ui[u_sym_bank > params.tau_dup].tolist(), strict=True):
+    for q, u in zip(qi[u_sym_bank > tau_dup].tolist(), ui[u_sym_bank > tau_dup].tolist(), strict=True):
         duplicates.setdefault(q, []).append(u)
         duplicates.setdefault(u, []).append(q)
     is_anchor = np.zeros(len(table.ids), dtype=bool)
@@ -380,8 +381,11 @@ def score_discipline(
     params: CentralityParams,
     embed: Embed,
     complete: Complete | None = None,
+    *,
+    tau_dup: float,
 ) -> CentralityResult:
-    """Support centrality for one discipline's candidates: the steps above, in the appendix's order."""
+    """Support centrality for one discipline's candidates: the steps above, in the appendix's order. `tau_dup` is the
+    selection's duplicate bound (selection.tau_dup), which the reference bank's Dedup(B_d) applies too."""
     counts = {"candidates": len(candidates), "anchors": len(anchors.anchor_items)}
     reason = missing_inputs(candidates, anchors)
     if reason is not None:
@@ -425,7 +429,7 @@ def score_discipline(
     counts["bank"] = len(bank)
     if len(bank) == 0:
         return _manual(anchors, f"empty reference bank: no item has BootLQ(A) >= alpha_ref={params.alpha_ref}", counts)
-    bank_dedup = deduplicated_bank(bank, a_lq, table, grid, featurize, models, params)
+    bank_dedup = deduplicated_bank(bank, a_lq, table, grid, featurize, models, params, tau_dup)
     counts["bank_dedup"] = len(bank_dedup)
     mu = bank_weights(table, bank_dedup, np.array([s.omega for s in anchors.strata]))
 
@@ -451,7 +455,7 @@ def score_discipline(
     if len(short) == 0:
         reason = "empty shortlist: no candidate meets BootLQ(A) >= alpha_A, BootLQ(C) >= alpha_C and D in I_d"
         return CentralityResult(anchors.discipline, anchors.version, reason, fallback_used, items, pairs, counts)
-    counts["duplicate_pairs"] = duplicate_pair_count(scored, short, len(ids), params.tau_dup)
+    counts["duplicate_pairs"] = duplicate_pair_count(scored, short, len(ids), tau_dup)
     return CentralityResult(anchors.discipline, anchors.version, None, fallback_used, items, pairs, counts)
 
 

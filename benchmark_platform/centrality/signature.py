@@ -20,9 +20,9 @@ import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark_platform.anchors import AnchorSet
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.features import TextSpace
 from benchmark_platform.centrality.models import Signature
-from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.llm.gateway import ChatRequest, Gateway
 from benchmark_platform.llm.structured import ExtractionError, extract
 

@@ -87,7 +87,7 @@ def _recalibrate(db: Database, names: list[str] | None) -> None:
     """The calibration of each spec on the gold labels now stored (what the asset `audit_calibration` does): the
     next run's audit then applies the new advisory set (it is part of the audit's digest), in the same run."""
     from benchmark_platform.audit.calibration import advisory_agents
-    from benchmark_platform.audit.stage import calibrate_spec
+    from benchmark_platform.audit.run import calibrate_spec
     from benchmark_platform.embed import StaticEmbedder
     from benchmark_platform.paths import SPECS_DIR
     from benchmark_platform.spec import load_spec
@@ -135,7 +135,7 @@ def _gold_sheet(args: argparse.Namespace) -> int:
 
 def _kappa(args: argparse.Namespace) -> int:
     from benchmark_platform.audit.calibration import report_markdown
-    from benchmark_platform.audit.stage import sheet_kappa_report
+    from benchmark_platform.audit.run import sheet_kappa_report
     from benchmark_platform.embed import StaticEmbedder
     from benchmark_platform.spec import load_spec
 

@@ -30,7 +30,7 @@ _INPUT_ERRORS = {
     "benchmark_platform.ingest.fetch.FetchError",
     "benchmark_platform.ingest.fetch.NetworkForbidden",
     "benchmark_platform.llm.gateway.CostCapReached",
-    "benchmark_platform.analysis.stage.NoAnswersError",  # e.g. every discipline went to manual review
+    "benchmark_platform.analysis.run.NoAnswersError",  # e.g. every discipline went to manual review
     "dagster._core.errors.DagsterAssetCheckFailedError",  # a blocking check stopped the build: its names say why
 }
 _DATABASE_LOST = {

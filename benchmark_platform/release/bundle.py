@@ -32,9 +32,9 @@ from benchmark_platform.release.croissant import croissant
 from benchmark_platform.release.datasheet import ReleaseSummary, datasheet, spec_notes
 from benchmark_platform.release.exports import export_files, mcq_records
 from benchmark_platform.release.kina import kina_notes
+from benchmark_platform.release.persist import ReleaseTable
 from benchmark_platform.release.report import REPORT_FILES, report_files
 from benchmark_platform.release.seal import TEST, seal, split_of
-from benchmark_platform.release.tables import ReleaseTable
 from benchmark_platform.spec import BenchmarkSpec
 
 MANIFEST = "manifest.json"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
-from benchmark_platform.centrality.params import CentralityParams
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchmark_platform.centrality.config import CentralityParams
 
 
 class ResponseTermConfig(BaseModel):
@@ -37,12 +39,35 @@ class ResponseTermConfig(BaseModel):
     validation_random_subsets: int = Field(default=20, ge=1)
 
 
+# The selection's settings that specs written before issue 37 gave under `selection.centrality`: still accepted there.
+MOVED_FROM_CENTRALITY = ("tau_dup", "mip_max_candidates", "mip_time_limit_s")
+
+
 class SelectionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # K_d comes from each discipline's anchor files (anchors.yaml `k_total`), not from here.
     centrality: CentralityParams = Field(default_factory=CentralityParams)  # KINA Appendix B thresholds and sizes
+    # the duplicate bound of the selection; centrality's Dedup(B_d) and duplicate-pair count use the same threshold
+    tau_dup: float = Field(default=0.5, ge=0, le=1, description="duplicate bound on U_sym inside the selection")
+    mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
+    mip_time_limit_s: float = Field(default=20.0, gt=0, description="MIP time limit; its dual bound still certifies")
     # psi(q) and A~_d(q) by this model config (one of the spec's `models`), one call per item through the LLM
     # gateway; None: deterministic features stand in, and the centrality run says so (fallback_used)
     signature_model: str | None = None
     response: ResponseTermConfig = Field(default_factory=ResponseTermConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_the_old_place(cls, data: Any) -> Any:
+        """`selection.centrality.tau_dup` (and the MIP's two) as older specs wrote them: moved up, unless given twice."""
+        if not isinstance(data, dict) or not isinstance(data.get("centrality"), dict):
+            return data
+        centrality = dict(data["centrality"])
+        moved = {name: centrality.pop(name) for name in MOVED_FROM_CENTRALITY if name in centrality}
+        twice = sorted(set(moved) & set(data))
+        if twice:
+            raise ValueError(
+                f"{twice[0]} is given twice: under selection and under selection.centrality (its old place)"
+            )
+        return {**data, "centrality": centrality, **moved}

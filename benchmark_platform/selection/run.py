@@ -1,6 +1,7 @@
 """The selection stage for one partition: topic pre-approval of facts (before generation) and the choice of items
 (after audit), each with the manual-review policy. The assets call these with the partition and resources.
 
+Both read the discipline's anchors as the anchors stage stored them (its current import), never the files.
 Facts are chosen from the stored centrality run; items are scored here by the same support centrality (against the
 discipline's anchors and strata) and not stored as scores: centrality_* hold the fact pool's run, one per partition.
 """
@@ -12,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchmark_platform.anchors import load_anchor_set
-from benchmark_platform.anchors.io import has_anchor_files
-from benchmark_platform.anchors.persist import record_import
+from benchmark_platform.anchors import current_anchors
 from benchmark_platform.centrality.persist import read_scores, stored_review
 from benchmark_platform.centrality.run import ScoredPool, score_pool
 from benchmark_platform.embed import Embedder
@@ -72,17 +71,15 @@ def select_facts(db: Database, spec: BenchmarkSpec, discipline: str) -> Selectio
     Manual review without anchor files, without a centrality run, or when the run itself went to manual review.
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
-    params = spec.selection.centrality
-    folder = spec.anchors_dir / discipline
+    stored = current_anchors(db, spec.name, discipline)
     has_run, review = stored_review(db, spec.name, discipline)
-    if not has_anchor_files(folder) or not has_run or review:
-        k_total = load_anchor_set(folder).k_total if has_anchor_files(folder) else 0
+    if stored is None or not has_run or review:
+        k_total = stored.anchor_set.k_total if stored is not None else 0
         return _manual_review(db, spec, discipline, "facts", review or "no anchor files", k_total)
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     items, pairs = read_scores(db, spec.name, discipline)
-    problem = build_problem(items, pairs, anchor_set, params.tau_dup)
-    result = select(problem, params)
+    problem = build_problem(items, pairs, anchor_set, spec.selection.tau_dup)
+    result = select(problem, spec.selection)
     write_selection(db, spec.name, discipline, "facts", anchor_set.k_total, import_id, result)
     return SelectionOutcome(discipline, "facts", problem.k, anchor_set.k_total, result, shortlisted=problem.n)
 
@@ -101,12 +98,11 @@ def select_items(
     Manual review without anchor files, without an audit run, or when scoring the items goes to manual review.
     InfeasibleSelectionError names the stratum at fault; nothing is written then.
     """
-    params = spec.selection.centrality
-    folder = spec.anchors_dir / discipline
-    if not has_anchor_files(folder):
+    folder = spec.anchors_dir / discipline  # named in errors only: the anchors were read by the anchors stage
+    stored = current_anchors(db, spec.name, discipline)
+    if stored is None:
         return _manual_review(db, spec, discipline, "items", "no anchor files", 0)
-    anchor_set = load_anchor_set(folder)
-    import_id, _ = record_import(db, spec.name, anchor_set)
+    anchor_set, import_id = stored.anchor_set, stored.import_id
     candidates, audit_run = audited_item_candidates(db, spec.name, discipline)
     if audit_run is None:
         reason = "no audit run: items are selected after audit"
@@ -128,7 +124,7 @@ def select_items(
             audit_run_id=audit_run,
             scored=scored,
         )
-    problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, params.tau_dup)
+    problem = build_problem(scored.result.items, scored.result.pairs, anchor_set, spec.selection.tau_dup)
     problem = capped_to_attainable(problem, anchor_set.k_total)
     responses = imported_responses(spec, problem.candidate_ids)
     if responses is not None:
@@ -140,7 +136,7 @@ def select_items(
                 problem,
                 responses,
                 spec.selection.response,
-                lambda p: select(p, params),
+                lambda p: select(p, spec.selection),
                 zlib.crc32(f"{spec.seed}:{discipline}".encode()),
             )
     except InfeasibleSelectionError as exc:  # name the stage, the discipline and the file whose quota cannot be met
@@ -168,7 +164,7 @@ def select_items(
 def imported_responses(spec: BenchmarkSpec, candidate_ids: tuple[str, ...]) -> ResponseMatrix | None:
     """The answers of the spec's `evaluation.imports` on the candidates (None without any).
 
-    Decision (issue 19): as for the audit (audit/stage.py answers_for_audit), the import files are the source. Stored
+    Decision (issue 19): as for the audit (audit/run.py answers_for_audit), the import files are the source. Stored
     answers of the slate exist only for items an earlier run released; letting them in would make the selection
     depend on the previous release, and the same inputs must give the same release bytes.
     """

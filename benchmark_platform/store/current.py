@@ -20,3 +20,10 @@ def make_current(cur: Cursor, spec: str, stage: Stage, partition_key: str, run_i
            WHERE current_runs.run_id <> EXCLUDED.run_id""",
         (spec, stage, partition_key, run_id),
     )
+
+
+def clear_current(cur: Cursor, spec: str, stage: Stage, partition_key: str) -> None:
+    """No stored run is current for the partition (its inputs are gone); the runs themselves are kept."""
+    cur.execute(
+        "DELETE FROM current_runs WHERE spec = %s AND stage = %s AND partition_key = %s", (spec, stage, partition_key)
+    )

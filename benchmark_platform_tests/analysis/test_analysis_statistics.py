@@ -13,7 +13,6 @@ from benchmark_platform.analysis.frontier import cost_frontier
 from benchmark_platform.analysis.gaps import family_matrix, paired_deltas, self_preference, slice_gap
 from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.plots import distribution_png, frontier_png, heatmap_png
-from benchmark_platform.analysis.run import ConfigInfo, analyse
 from benchmark_platform.analysis.stability import (
     kendall_tau_b,
     pairwise_resolvability,
@@ -21,6 +20,7 @@ from benchmark_platform.analysis.stability import (
     subsample_accuracies,
     tiers,
 )
+from benchmark_platform.analysis.statistics import ConfigInfo, analyse
 
 
 def matrix_of(scores: np.ndarray, models: list[str], **attributes: list[str]) -> ScoreMatrix:

@@ -10,7 +10,7 @@ import pytest
 from benchmark_platform.analysis.accuracy import covered, group_accuracy, leaderboard
 from benchmark_platform.analysis.config import AnalysisConfig, SuspectConfig
 from benchmark_platform.analysis.matrix import ScoreMatrix
-from benchmark_platform.analysis.run import ConfigInfo, analyse
+from benchmark_platform.analysis.statistics import ConfigInfo, analyse
 from benchmark_platform.analysis.suspects import NEGATIVE, NONE_CORRECT, point_biserials, suspect_items
 
 

@@ -19,6 +19,7 @@ from benchmark_platform.audit.agents import (
 )
 from benchmark_platform.audit.calibration import read_gold_sheet
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
+from benchmark_platform.audit.findings import run_audit
 from benchmark_platform.audit.grounding import Grounding
 from benchmark_platform.audit.pool import (
     A2_BIAS_STATS,
@@ -30,7 +31,6 @@ from benchmark_platform.audit.pool import (
     load_human_reference,
     nearest_earlier,
 )
-from benchmark_platform.audit.runner import run_audit
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.embed.exact import integer_rows, similarities
 

@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from benchmark_platform.audit.calibration import bootstrap_ci, cohen_kappa, read_gold_sheet, report_markdown
 from benchmark_platform.audit.persist import store_gold_sheet
-from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, sheet_kappa_report
+from benchmark_platform.audit.run import audit_discipline, calibrate_spec, sheet_kappa_report
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.store import Database
 from benchmark_platform_tests.audit.corpus import add_fact, audit_spec, seed_corpus

@@ -8,7 +8,7 @@ import asyncio
 import json
 
 from benchmark_platform.audit.config import KinaScreening
-from benchmark_platform.audit.stage import audit_discipline
+from benchmark_platform.audit.run import audit_discipline
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig
 from benchmark_platform.llm.double import Rule, Script, ServerThread

@@ -9,13 +9,13 @@ import dataclasses
 import dagster as dg
 
 from benchmark_platform.audit import agents as agents_module
-from benchmark_platform.audit import runner
-from benchmark_platform.audit.stage import audit_discipline, stale_items
+from benchmark_platform.audit import findings
+from benchmark_platform.audit.run import audit_discipline, stale_items
 from benchmark_platform.defs.audit import build_defs
 from benchmark_platform.defs.audit.sensors import STALE_TAG
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.release.tables import RELEASE_QUERIES, query_params
+from benchmark_platform.release.persist import RELEASE_QUERIES, query_params
 from benchmark_platform_tests.audit.corpus import add_fact, audit_spec, seed_corpus
 
 EMBEDDER = StaticEmbedder()
@@ -42,7 +42,7 @@ def test_new_agent_version_adds_findings_and_never_touches_old_ones(db) -> None:
 
     # A1 version 2: a new run holds A1@2 findings for every item; A1@1 rows are untouched
     v2 = dataclasses.replace(agents_module.A1_LEXICAL_HYGIENE, version="2")
-    agents = tuple(v2 if a.name == v2.name else a for a in runner.AGENTS)
+    agents = tuple(v2 if a.name == v2.name else a for a in findings.AGENTS)
     second = asyncio.run(audit_discipline(db, spec, "regions", EMBEDDER, agents=agents))
     assert second.new_run and second.audit_run_id != first.audit_run_id
     assert _findings(db, first.audit_run_id) == before

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from benchmark_platform.audit.calibration import read_gold_sheet
 from benchmark_platform.audit.persist import store_gold_sheets
-from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, pending_audit
+from benchmark_platform.audit.run import audit_discipline, calibrate_spec, pending_audit
 from benchmark_platform.embed import StaticEmbedder
-from benchmark_platform.release.tables import RELEASE_QUERIES, _read, query_params
+from benchmark_platform.release.persist import RELEASE_QUERIES, _read, query_params
 from benchmark_platform_tests.audit.corpus import audit_spec, seed_corpus
 
 EMBEDDER = StaticEmbedder()

@@ -12,9 +12,9 @@ import dataclasses
 from benchmark_platform.anchors import load_anchor_set
 from benchmark_platform.anchors.persist import latest_import_versions, record_import
 from benchmark_platform.audit import agents as agents_module
-from benchmark_platform.audit import runner
+from benchmark_platform.audit import findings
 from benchmark_platform.audit.persist import current_audit_run, load_previous
-from benchmark_platform.audit.stage import audit_discipline, pending_audit
+from benchmark_platform.audit.run import audit_discipline, pending_audit
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.selection.persist import audited_item_candidates
 from benchmark_platform.spec import load_spec
@@ -43,7 +43,7 @@ def test_reverted_input_makes_the_earlier_audit_run_current_for_every_reader(db)
 
     # the input changes (A1's version is part of the digest): a new run, current
     v2 = dataclasses.replace(agents_module.A1_LEXICAL_HYGIENE, version="2")
-    changed = tuple(v2 if a.name == v2.name else a for a in runner.AGENTS)
+    changed = tuple(v2 if a.name == v2.name else a for a in findings.AGENTS)
     second = asyncio.run(audit_discipline(db, spec, "regions", EMBEDDER, agents=changed))
     assert second.new_run and set(_readers(db, spec.name).values()) == {second.audit_run_id}
     # the current inputs (default agents) are not what the current run audited: the re-audit sensor sees it

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_platform.audit.goldsheet import allocate, sheet_rubrics
-from benchmark_platform.audit.stage import audit_discipline
+from benchmark_platform.audit.run import audit_discipline
 from benchmark_platform.cli.main import main
 from benchmark_platform.embed import StaticEmbedder
 from benchmark_platform.spec import load_spec

@@ -8,7 +8,7 @@ import asyncio
 import dagster as dg
 
 from benchmark_platform.audit.config import KinaScreening
-from benchmark_platform.audit.stage import audit_discipline, pending_audit, stale_items
+from benchmark_platform.audit.run import audit_discipline, pending_audit, stale_items
 from benchmark_platform.defs.audit import build_defs
 from benchmark_platform.defs.audit.sensors import ANSWERED_TAG, STALE_TAG, TRIGGER_TAG
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource

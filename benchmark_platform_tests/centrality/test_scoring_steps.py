@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from benchmark_platform.anchors import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.models import Candidate
-from benchmark_platform.centrality.params import CentralityParams
 from benchmark_platform.centrality.scoring import (
     PairModels,
     ScoredPairs,

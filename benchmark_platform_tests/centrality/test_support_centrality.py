@@ -9,10 +9,11 @@ import polars as pl
 import pytest
 
 from benchmark_platform.bench.selection import mmlu_pro_discipline
-from benchmark_platform.centrality.params import CentralityParams
+from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.scoring import score_discipline
 from benchmark_platform.centrality.signature import SignatureError, uncertainty_set
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.selection.config import SelectionConfig
 from benchmark_platform.selection.policy import build_problem, select
 
 
@@ -38,7 +39,10 @@ def philosophy(shared_data):
 @pytest.fixture(scope="module")
 def scored(philosophy, embed):
     anchors, candidates = philosophy
-    return score_discipline(candidates, anchors, CentralityParams(bootstrap=20), embed)
+    return score_discipline(candidates, anchors, CentralityParams(bootstrap=20), embed, tau_dup=TAU_DUP)
+
+
+TAU_DUP = SelectionConfig().tau_dup  # the selection's duplicate bound, which Dedup(B_d) applies too
 
 
 def test_scores_follow_appendix_b_on_real_items(scored, philosophy):
@@ -65,9 +69,9 @@ def test_scores_follow_appendix_b_on_real_items(scored, philosophy):
 
 def test_certified_selection_on_real_items(scored, philosophy):
     anchors, _ = philosophy
-    problem = build_problem(scored.items, scored.pairs, anchors, CentralityParams().tau_dup)
+    problem = build_problem(scored.items, scored.pairs, anchors, SelectionConfig().tau_dup)
     assert len(problem.conflicts) == scored.counts["duplicate_pairs"]  # centrality counts the pairs the bound uses
-    result = select(problem, CentralityParams(mip_max_candidates=0))
+    result = select(problem, SelectionConfig(mip_max_candidates=0))
     assert len(result.selected_ids) == anchors.k_total
     assert problem.violations(np.array(result.selected)) == []
     assert 0.5 < result.certified_ratio <= 1.0
@@ -76,12 +80,16 @@ def test_certified_selection_on_real_items(scored, philosophy):
 
 def test_empty_bank_or_no_anchors_goes_to_manual_review(philosophy, embed):
     anchors, candidates = philosophy
-    strict = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_ref=1.0), embed)
+    strict = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_ref=1.0), embed, tau_dup=TAU_DUP)
     assert strict.pairs.is_empty() and "empty reference bank" in strict.manual_review
-    nothing_passes = score_discipline(candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed)
+    nothing_passes = score_discipline(
+        candidates, anchors, CentralityParams(bootstrap=5, alpha_C=1.0), embed, tau_dup=TAU_DUP
+    )
     assert "empty shortlist" in nothing_passes.manual_review
     assert not nothing_passes.items.is_empty()  # the scores are still recorded
-    bare = score_discipline(candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed)
+    bare = score_discipline(
+        candidates, anchors.model_copy(update={"anchor_items": ()}), CentralityParams(), embed, tau_dup=TAU_DUP
+    )
     assert bare.items.is_empty() and "A_d is empty" in bare.manual_review
 
 
@@ -89,7 +97,7 @@ def test_unmapped_stratum_key_names_the_candidate(philosophy, embed):
     anchors, candidates = philosophy
     odd = [candidates[0].model_copy(update={"stratum_key": "nowhere"}), *candidates[1:]]
     with pytest.raises(ValueError, match=f"candidate '{candidates[0].id}'.*'nowhere'"):
-        score_discipline(odd, anchors, CentralityParams(bootstrap=5), embed)
+        score_discipline(odd, anchors, CentralityParams(bootstrap=5), embed, tau_dup=TAU_DUP)
 
 
 class ScriptedLLM:
@@ -127,7 +135,7 @@ def test_llm_signatures_recheck_only_the_uncertainty_set(philosophy, embed):
 
     llm = ScriptedLLM(answer)
     params = CentralityParams(bootstrap=5)
-    result = score_discipline(candidates, anchors, params, embed, complete=llm)
+    result = score_discipline(candidates, anchors, params, embed, complete=llm, tau_dup=TAU_DUP)
     assert not result.fallback_used and result.items["fallback"].sum() == 0
     rechecks = [p for p in llm.prompts if "second, independent check" in p]
     rows = (
@@ -144,7 +152,7 @@ def test_invalid_llm_output_raises_before_anything_is_returned(philosophy, embed
     anchors, candidates = philosophy
     llm = ScriptedLLM(lambda p: '{"method_family": "x", "alignment": 7}')
     with pytest.raises(SignatureError, match=candidates[0].id):
-        score_discipline(candidates[:10], anchors, CentralityParams(bootstrap=5), embed, complete=llm)
+        score_discipline(candidates[:10], anchors, CentralityParams(bootstrap=5), embed, complete=llm, tau_dup=TAU_DUP)
 
 
 def test_uncertainty_set_is_capped_at_rho_n():

@@ -296,7 +296,7 @@ def test_spec_check_names_the_stage_file_and_field_of_an_unmeetable_lower_quota(
 
 
 def test_no_answers_on_released_items_is_a_valid_state_that_clears_old_analyses(db, tmp_path):
-    from benchmark_platform.analysis.stage import NoAnswersError, analyse_spec
+    from benchmark_platform.analysis.run import NoAnswersError, analyse_spec
 
     write_csv(tmp_path / "items.csv", bank_rows())
     spec = load_spec(write_spec(tmp_path, name="own_no_answers"))

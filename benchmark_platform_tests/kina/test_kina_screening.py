@@ -8,8 +8,8 @@ import asyncio
 
 from benchmark_platform.audit.agents import AuditItem
 from benchmark_platform.audit.config import AuditConfig, KinaScreening
+from benchmark_platform.audit.findings import run_audit
 from benchmark_platform.audit.pool import Answer, AuditContext, kina_screening_counts
-from benchmark_platform.audit.runner import run_audit
 from benchmark_platform.embed import StaticEmbedder
 
 FLAGSHIPS = ["f1", "f2", "f3", "f4", "f5"]

@@ -71,16 +71,16 @@ def main() -> None:
             for i in bank.for_discipline(discipline)
         ]
         anchors = load_anchor_set(spec.anchors_dir / discipline)
-        scored = score_discipline(candidates, anchors, params, embedder.encode)
+        scored = score_discipline(candidates, anchors, params, embedder.encode, tau_dup=spec.selection.tau_dup)
         problem = capped_to_attainable(
-            build_problem(scored.items, scored.pairs, anchors, params.tau_dup), anchors.k_total
+            build_problem(scored.items, scored.pairs, anchors, spec.selection.tau_dup), anchors.k_total
         )
         with single_threaded_blas():  # as selection/run.py holds it
             result, response = select_with_responses(
                 problem,
                 imported_responses(spec, problem.candidate_ids),
                 spec.selection.response,
-                lambda p: select(p, params),
+                lambda p: select(p, spec.selection),
                 zlib.crc32(f"{spec.seed}:{discipline}".encode()),
             )
         outputs[f"mmlu_pro/{discipline}/centrality_items"] = _digest(scored.items)
@@ -107,8 +107,8 @@ def main() -> None:
             for r in facts.filter(pl.col("discipline") == discipline).iter_rows(named=True)
         ]
         anchors = load_anchor_set(spec.anchors_dir / discipline)
-        scored = score_discipline(candidates, anchors, params, embedder.encode)
-        result = select(build_problem(scored.items, scored.pairs, anchors, params.tau_dup), params)
+        scored = score_discipline(candidates, anchors, params, embedder.encode, tau_dup=spec.selection.tau_dup)
+        result = select(build_problem(scored.items, scored.pairs, anchors, spec.selection.tau_dup), spec.selection)
         outputs[f"wine/{discipline}/centrality_items"] = _digest(scored.items)
         outputs[f"wine/{discipline}/centrality_pairs"] = _digest(scored.pairs)
         outputs[f"wine/{discipline}/selection"] = _digest(_selection_frame(result, {}))

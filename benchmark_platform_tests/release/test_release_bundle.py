@@ -38,9 +38,9 @@ from benchmark_platform.release.bundle import (
     verify_release,
 )
 from benchmark_platform.release.exports import task_name
+from benchmark_platform.release.persist import read_plots, read_release_tables
 from benchmark_platform.release.report import REPORT_FILES
 from benchmark_platform.release.seal import new_key, unseal
-from benchmark_platform.release.tables import read_plots, read_release_tables
 from benchmark_platform.spec import BenchmarkSpec, SpecError
 from benchmark_platform.store import Database
 from benchmark_platform.store.settings import DATABASE_URL_ENV

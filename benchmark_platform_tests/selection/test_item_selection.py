@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 
 from benchmark_platform.defs import build_definitions
+from benchmark_platform.defs.anchors import build_defs as anchors_defs
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.llm import LLMGatewayResource
 from benchmark_platform.defs.selection import build_defs as selection_defs
@@ -35,6 +36,12 @@ def _assets(spec):
 def _resources(defs, db):
     database = DatabaseResource(url=db.url)
     return {**(defs.resources or {}), "database": database, "llm": LLMGatewayResource(database=database)}
+
+
+def import_anchors(spec, db, discipline):
+    """Materialise the anchors asset for one partition: the selection reads what it stored, never the files."""
+    (asset,) = anchors_defs(spec).assets
+    assert dg.materialize([asset], partition_key=discipline, resources=_resources(dg.Definitions(), db)).success
 
 
 def select_items(spec, db, discipline):
@@ -154,6 +161,7 @@ def test_missing_anchor_files_send_the_item_selection_to_manual_review(audited, 
     shutil.rmtree(copy / "anchors" / "grape_varieties")
     bare = spec.model_copy(update={"directory": copy})
     try:
+        import_anchors(bare, db, "grape_varieties")  # the files are gone: no anchor import stays current
         select_items(bare, db, "grape_varieties")
         row = db.query(
             "SELECT method, manual_review FROM selections WHERE spec = 'wine' "
@@ -162,7 +170,8 @@ def test_missing_anchor_files_send_the_item_selection_to_manual_review(audited, 
         assert row == [{"method": "manual_review", "manual_review": "no anchor files"}]
         assert _selected(db, "grape_varieties") == []
     finally:
-        select_items(spec, db, "grape_varieties")  # leave the partition as the other tests expect it
+        import_anchors(spec, db, "grape_varieties")  # leave the partition as the other tests expect it
+        select_items(spec, db, "grape_varieties")
 
 
 def test_item_signatures_come_from_the_signature_model_when_the_spec_names_one(audited):

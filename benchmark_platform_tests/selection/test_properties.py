@@ -181,7 +181,7 @@ def test_repair_swaps_a_blocking_item_out_for_a_short_stratum() -> None:
 
 
 def test_select_falls_back_to_the_mip_when_greedy_blocks_itself():
-    from benchmark_platform.centrality.params import CentralityParams
+    from benchmark_platform.selection.config import SelectionConfig
     from benchmark_platform.selection.policy import select
 
     # Greedy takes the strongest item 2 first, which duplicates both others: only the MIP finds {0, 1}.
@@ -198,10 +198,10 @@ def test_select_falls_back_to_the_mip_when_greedy_blocks_itself():
     )
     with pytest.raises(InfeasibleSelectionError):
         select_greedy(problem)
-    result = select(problem, CentralityParams())
+    result = select(problem, SelectionConfig())
     assert result.method == "mip" and sorted(result.selected_ids) == ["a", "b"] and result.certified_ratio == 1.0
     with pytest.raises(InfeasibleSelectionError):
-        select(problem, CentralityParams(mip_max_candidates=0))
+        select(problem, SelectionConfig(mip_max_candidates=0))
 
 
 @st.composite

@@ -13,8 +13,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark_platform.centrality.params import CentralityParams
-from benchmark_platform.selection.config import ResponseTermConfig
+from benchmark_platform.selection.config import ResponseTermConfig, SelectionConfig
 from benchmark_platform.selection.greedy import select_greedy
 from benchmark_platform.selection.policy import select
 from benchmark_platform.selection.problem import SelectionProblem
@@ -178,7 +177,7 @@ def test_the_information_term_is_modular_and_weighted_by_one_over_k_squared() ->
 
 def test_with_no_answers_the_selection_is_unchanged_bit_for_bit() -> None:
     problem, answers = _instance(3, 40, 30, 8, 6)
-    params = CentralityParams()
+    params = SelectionConfig()
     before = select(problem, params)
     for empty in (
         None,
@@ -234,7 +233,7 @@ def test_results_become_a_correctness_matrix_in_candidate_order() -> None:
 @pytest.mark.slow  # selects MMLU-Pro categories with held-out validation
 def test_select_with_responses_records_the_held_out_figures_and_without_answers_is_todays_selection() -> None:
     problem, answers = _instance(5, 40, 30, 12, 6)
-    params = CentralityParams()
+    params = SelectionConfig()
     config = ResponseTermConfig(weight=1.0, validation_splits=3, validation_random_subsets=10)
     before = select(problem, params)
     for empty in (None, ResponseMatrix(("elsewhere",), ("m",), np.ones((1, 1)))):

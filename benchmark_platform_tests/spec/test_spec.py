@@ -38,3 +38,23 @@ def test_not_yaml_and_missing_spec(tmp_path):
         load_spec(bad)
     with pytest.raises(SpecError, match="no such spec"):
         load_spec("no_such_benchmark")
+
+
+def test_the_selections_settings_still_load_from_their_old_place_under_centrality(changed_wine):
+    """Issue 37 moved tau_dup and the MIP's settings from selection.centrality to selection: old specs still load."""
+
+    def old_place(raw):
+        selection = raw.setdefault("selection", {})
+        selection.pop("mip_max_candidates", None)
+        selection["centrality"] = {"tau_dup": 0.4, "mip_max_candidates": 7, "mip_time_limit_s": 3.0, "bootstrap": 9}
+
+    spec = load_spec(changed_wine(old_place))
+    assert (spec.selection.tau_dup, spec.selection.mip_max_candidates, spec.selection.mip_time_limit_s) == (0.4, 7, 3.0)
+    assert spec.selection.centrality.bootstrap == 9
+    assert load_spec("wine").selection.mip_max_candidates == 0  # the bundled spec says it in the new place
+
+    def twice(raw):
+        raw.setdefault("selection", {})["centrality"] = {"mip_max_candidates": 7}
+
+    with pytest.raises(SpecError, match="mip_max_candidates is given twice"):
+        load_spec(changed_wine(twice))

@@ -4,9 +4,7 @@ import json
 
 import dagster as dg
 
-from benchmark_platform.anchors import anchor_files, load_anchor_set, version_of
-from benchmark_platform.anchors.io import MAIN_FILE
-from benchmark_platform.anchors.persist import latest_import_versions, record_import
+from benchmark_platform.anchors import MAIN_FILE, anchor_files, import_anchors, latest_import_versions, version_of
 from benchmark_platform.defs.common import (
     DatabaseResource,
     discipline_partitions,
@@ -30,7 +28,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         partitions_def=discipline_partitions(spec),
         group_name="anchors",
         deps=[key(spec, ANCHOR_FILES)],  # observed content hash of the files: a changed file makes this stale
-        code_version="anchor-import-1",
+        code_version="anchor-import-2",  # 2: the parsed import is stored whole (sql/0420) for the stages after it
         # one discipline per run, on purpose: its data version is the content hash of the discipline's own files
         # (downstream staleness and the release's lineage read it) and Dagster records one data version per output,
         # so a range run would stamp one discipline's version on all (or none). Importing is cheap, and changed
@@ -42,14 +40,16 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     )
     def anchors(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
         def one(discipline: str) -> dg.MaterializeResult:
-            folder = spec.anchors_dir / discipline
-            if not (folder / MAIN_FILE).is_file():
-                context.log.warning(f"{discipline}: no {folder / MAIN_FILE}; the discipline goes to manual review")
-                return dg.MaterializeResult(
-                    metadata={"manual_review": f"no anchor files in {folder}"}, data_version=dg.DataVersion("none")
+            stored = import_anchors(database.db, spec, discipline)
+            anchor_set, import_id, new = stored.anchor_set, stored.import_id, stored.new
+            if anchor_set is None:
+                context.log.warning(
+                    f"{discipline}: no {stored.folder / MAIN_FILE}; the discipline goes to manual review"
                 )
-            anchor_set = load_anchor_set(folder)  # AnchorFileError names the file and row; nothing is written then
-            import_id, new = record_import(database.db, spec.name, anchor_set)
+                return dg.MaterializeResult(
+                    metadata={"manual_review": f"no anchor files in {stored.folder}"},
+                    data_version=dg.DataVersion("none"),
+                )
             context.log.info(
                 f"{discipline}: import {import_id} ({'new' if new else 'unchanged'}) version {anchor_set.version[:12]}"
             )

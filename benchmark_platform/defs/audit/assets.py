@@ -9,9 +9,9 @@ from collections import Counter
 import dagster as dg
 
 from benchmark_platform.audit.calibration import report_markdown
+from benchmark_platform.audit.findings import agent_versions
 from benchmark_platform.audit.pool import kina_screening_counts
-from benchmark_platform.audit.runner import agent_versions
-from benchmark_platform.audit.stage import audit_discipline, calibrate_spec, judges, settings_digest
+from benchmark_platform.audit.run import audit_discipline, calibrate_spec, judges, settings_digest
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import (
     SINGLE_RUN,

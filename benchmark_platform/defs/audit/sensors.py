@@ -10,7 +10,7 @@ so a failing audit is not retried in a loop (the same inputs are requested once;
 
 import dagster as dg
 
-from benchmark_platform.audit.stage import pending_audit
+from benchmark_platform.audit.run import pending_audit
 from benchmark_platform.defs.automation.requests import run_partitions
 from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key, sensor_status, unbuilt_note
 from benchmark_platform.generation.plan import generation_is_automatic

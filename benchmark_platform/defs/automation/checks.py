@@ -11,9 +11,9 @@ import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
+from benchmark_platform.audit.findings import AGENTS as ALL_AUDIT_AGENTS
 from benchmark_platform.audit.judges import JudgeAgent
-from benchmark_platform.audit.runner import AGENTS as ALL_AUDIT_AGENTS
-from benchmark_platform.automation import checks as core
+from benchmark_platform.automation import release_inputs as core
 from benchmark_platform.defs.common import DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec
 

@@ -5,8 +5,6 @@ partition, the data version, code version and run id of its latest materialisati
 the building run and time, so `benchmark-platform release rebuild` can say what it rebuilt from.
 """
 
-import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +12,12 @@ import dagster as dg
 
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
-from benchmark_platform.paths import PROJECT_ROOT, RELEASES_DIR
-from benchmark_platform.release.bundle import assemble, files_digest, manifest_of, write_release
-from benchmark_platform.release.kina import kina_tables
-from benchmark_platform.release.tables import read_plots, read_release_tables, record_release, spec_fingerprint
+from benchmark_platform.paths import RELEASES_DIR
+from benchmark_platform.release.persist import spec_fingerprint
+from benchmark_platform.release.run import RELEASE_CODE_VERSION, build_release
 from benchmark_platform.spec import BenchmarkSpec
 
 RELEASE_KEY_ENV = "BENCHMARK_PLATFORM_RELEASE_KEY"
-RELEASE_CODE_VERSION = "release-3"  # recorded in the manifest: a new bundle format or policy moves it
 
 
 class ReleaseDirectory(dg.ConfigurableResource):
@@ -34,21 +30,6 @@ class ReleaseKey(dg.ConfigurableResource):
     """The Fernet key sealing the test split (from the environment; never logged or written)."""
 
     key: str | None = None
-
-
-def code_revision() -> str | None:
-    """The checkout's git commit (with '+changes' when the tree differs from it); None outside a git checkout."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(PROJECT_ROOT), *args], capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "HEAD")
-        return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def upstream_provenance(
@@ -135,34 +116,26 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         release_directory: ReleaseDirectory,
         release_key: ReleaseKey,
     ) -> dg.MaterializeResult:
-        db = database.db
-        tables = read_release_tables(db, spec) + kina_tables(db, spec)
-        files, rows, split = assemble(spec, tables, read_plots(db, spec), release_key.key)
-        fingerprint = spec_fingerprint(spec.model_dump_json())
-        manifest = manifest_of(spec, files, rows, split, fingerprint, RELEASE_CODE_VERSION)
-        lineage = {
-            "canary": spec.release.canary,  # every file of a release carries it
-            "spec_sha256": fingerprint,
-            "dagster_run_id": context.run.run_id,
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "code_revision": code_revision(),
-            # where the spec's files (bank, anchors, imports) live: `release rebuild` of a spec given by path
-            "spec_directory": str(spec.directory),
-            "assets": upstream_provenance(context, spec),
-        }
-        directory = Path(release_directory.root) / spec.name / spec.release.version
-        write_release(directory, files, manifest, lineage)
-        record_release(db, spec.name, spec.release.version, str(directory), manifest, lineage)
-        context.log.info(f"release {spec.release.version} written to {directory}: {len(files)} files, {split}")
+        built = build_release(
+            database.db,
+            spec,
+            Path(release_directory.root),
+            release_key.key,
+            context.run.run_id,
+            upstream_provenance(context, spec),
+        )
+        context.log.info(
+            f"release {spec.release.version} written to {built.directory}: {built.files} files, {built.split}"
+        )
         return dg.MaterializeResult(
-            data_version=dg.DataVersion(files_digest(manifest)),
+            data_version=dg.DataVersion(built.digest),
             metadata={
-                "path": dg.MetadataValue.path(str(directory)),
-                **counts_metadata(files=len(files), **split),
+                "path": dg.MetadataValue.path(str(built.directory)),
+                **counts_metadata(files=built.files, **built.split),
                 "rows": dg.MetadataValue.json(
                     {
                         p.removeprefix("data/").removesuffix(".parquet"): n
-                        for p, n in rows.items()
+                        for p, n in built.rows.items()
                         if p.startswith("data/")
                     }
                 ),

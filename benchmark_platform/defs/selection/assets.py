@@ -19,6 +19,7 @@ from benchmark_platform.defs.common import (
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.selection.config import MOVED_FROM_CENTRALITY
 from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.selection.run import select_facts, select_items
 from benchmark_platform.spec import BenchmarkSpec
@@ -39,7 +40,10 @@ def _certificate(result: SelectionResult) -> dict[str, dg.MetadataValue]:
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     if not spec.sources and spec.item_bank is None:
         return dg.Definitions()
-    params_version = hashlib.sha256(spec.selection.centrality.model_dump_json().encode()).hexdigest()[:12]
+    # the centrality thresholds and the selection's own (duplicate bound, MIP), without the response term (below)
+    params_version = hashlib.sha256(
+        spec.selection.model_dump_json(include={"centrality", *MOVED_FROM_CENTRALITY}).encode()
+    ).hexdigest()[:12]
     taxonomy = settings_hash(spec.taxonomy, spec.seed)  # K_d targets and the seed
     response_version = hashlib.sha256(spec.selection.response.model_dump_json().encode()).hexdigest()[:12]
     embedder = StaticEmbedder()

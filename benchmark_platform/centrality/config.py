@@ -1,4 +1,5 @@
-"""Hyperparameters of KINA Appendix B, one typed place (the benchmark spec embeds this model)."""
+"""Support-centrality hyperparameters of KINA Appendix B, one typed place (the spec embeds it as
+`selection.centrality`). The selection's own settings (tau_dup, the MIP's) are in selection/config.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ class CentralityParams(BaseModel):
     alpha_A: float = Field(default=0.5, ge=0, le=1, description="shortlist threshold on BootLQ(A_d)")
     alpha_C: float = Field(default=0.02, ge=0, le=1, description="shortlist threshold on BootLQ(C_d)")
     lambda_dup: float = Field(default=1.0, ge=0, description="duplicate penalty in S_d = [T - lambda U]_+")
-    tau_dup: float = Field(default=0.5, ge=0, le=1, description="duplicate bound on U_sym inside the selection")
     difficulty_interval: tuple[float, float] = Field(
         default=(0.0, 1.0), description="I_d for D_d(q), the share of reference models answering q wrong"
     )
@@ -30,8 +30,6 @@ class CentralityParams(BaseModel):
     uncertainty_band: float = Field(default=0.15, ge=0, le=0.5, description="|A~ - 1/2| below which psi is re-checked")
     recheck_share: float = Field(default=0.1, ge=0, le=1, description="rho: re-checks are at most rho * N_d")
     embedding_dim: int = Field(default=128, ge=2, description="size of the deterministic fallback embedding")
-    mip_max_candidates: int = Field(default=300, ge=0, description="solve the exact MIP when |K_d| is at most this")
-    mip_time_limit_s: float = Field(default=20.0, gt=0, description="MIP time limit; its dual bound still certifies")
     seed: int = Field(default=0, description="seed of bootstraps and embeddings")
     faiss_seed: int = Field(
         default=FAISS_SEED,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING, AuditItem
 from benchmark_platform.audit.calibration import KappaRow, advisory_agents, calibrate, human_defects, read_gold_sheet
+from benchmark_platform.audit.findings import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
 from benchmark_platform.audit.persist import (
     audit_run_exists,
@@ -34,7 +35,6 @@ from benchmark_platform.audit.pool import (
     AuditContext,
     load_human_reference,
 )
-from benchmark_platform.audit.runner import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
 from benchmark_platform.embed import Embedder
 from benchmark_platform.evaluation.importers import read_import_once
 from benchmark_platform.llm.config import ModelConfig
