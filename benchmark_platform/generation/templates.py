@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from benchmark_platform.facts.models import one_article
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
 from benchmark_platform.generation.model import (
     COMPARISON_ASKS,
@@ -228,13 +229,13 @@ def template_item(
     options, answer_index = place_answer(answer, distractors, position)
     option_facts, _ = place_answer(proofs[0], list(proofs[1:]), position)
     fields = {"subject": subject, "value": value, "answer": answer}
-    explanation = template.explanation.format(**fields)
+    explanation = one_article(template.explanation.format(**fields))
     if template.ask in COMPARISON_ASKS:
         explanation += f" ({values})"
     return Item(
         item_id=content_id(spec_name, "template", template.id, fact.fact_id),
         format="mcq4",
-        question=template.question.format(**fields),
+        question=one_article(template.question.format(**fields)),
         options=options,
         answer_index=answer_index,
         explanation=explanation,
