@@ -437,17 +437,27 @@ _PRISE_DE_MOUSSE = re.compile(
 )
 
 
+_QUOTED_MENTION = re.compile(r"mention\s*[«\"“]?\s*(vin jaune|vin de paille)\b", re.I)
+
+
 def _bottle(line: Line, glossary: Glossary) -> Iterator[Found]:
     """The bottle a rulebook reserves for the appellation or requires of its wines (chapter IX, conditionnement)."""
     if line.chapter != "IX":
         return
     for m in _CLAVELIN.finditer(line.text):
         value = f"the clavelin, a bottle of about {m.group(2)} cl reserved for the appellation"
-        yield Found("bottle", line.start + m.start(1), line.start + m.end(2), value, _qualifier(line.text, 0, glossary))
+        # 'réservée ... aux seuls vins ... bénéficiant de la mention " vin jaune "': vin jaune's bottle, not the AOC's
+        named = _QUOTED_MENTION.search(line.text, m.end())
+        qualifier = glossary(named.group(1)) if named else _qualifier(line.text, 0, glossary)
+        yield Found("bottle", line.start + m.start(1), line.start + m.end(2), value, qualifier)
     for m in _PRISE_DE_MOUSSE.finditer(line.text):
         small, large = number(m.group("small")), number(m.group("large"))
-        value = f"the bottle of its second fermentation (prise de mousse), save bottles under {small} cl or over {large} cl"
-        yield Found("bottle", line.start + m.start(), line.start + m.end(), value, _qualifier(line.text, m.start(), glossary))
+        value = (
+            f"the bottle of its second fermentation (prise de mousse), save bottles under {small} cl or over {large} cl"
+        )
+        yield Found(
+            "bottle", line.start + m.start(), line.start + m.end(), value, _qualifier(line.text, m.start(), glossary)
+        )
 
 
 # (not 'la vendange manuelle est obligatoire pour ...': a rule for one way of making the wine, not the appellation's)
@@ -663,7 +673,10 @@ _EQUIPMENT = (
     (re.compile(r"cuves à recyclage de marcs", re.I), "bans pomace-recycling vats"),
     (re.compile(r"égouttoirs à vis de moins de 750 millimètres", re.I), "bans screw drainers under 750 mm across"),
     (re.compile(r"cuves en ciment brut", re.I), "bans raw (unlined) cement vats"),
-    (re.compile(r"pompes centrifuges pour le transfert de la vendange", re.I), "bans centrifugal pumps for the harvest"),
+    (
+        re.compile(r"pompes centrifuges pour le transfert de la vendange", re.I),
+        "bans centrifugal pumps for the harvest",
+    ),
 )
 # a ban of some presses only (by screw size, for some wines, on renewal): no value states it, and the rulebook's other
 # bans alone would prove a false 'does not ban continuous presses'
@@ -694,8 +707,9 @@ def _equipment(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int,
         bans = [b for b in section if re.search(r"interdit|^\s*-\s*des ", b.text, re.I)]
         named = [(b, m, english) for b in bans for pattern, english in _EQUIPMENT for m in pattern.finditer(b.text)]
         unnamed = [  # a ban sentence naming no known equipment ('Est interdite l'utilisation :' only leads a list)
-            b for b in bans if "interdit" in b.text.lower() and not b.text.rstrip().endswith(":")
-            and not any(n[0] is b for n in named)
+            b
+            for b in bans
+            if "interdit" in b.text.lower() and not b.text.rstrip().endswith(":") and not any(n[0] is b for n in named)
         ]
         if not named or unnamed or any(_PARTIAL_BAN.search(b.text) for b in section):
             problems.append((line.start, line.start + len(line.text), "a partial or unknown equipment ban", line.text))

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark_platform.facts.gazetteer import Gazetteer
-from benchmark_platform.facts.models import SourceDocument
-from benchmark_platform.facts.models import one_article
+from benchmark_platform.facts.models import SourceDocument, one_article
 from benchmark_platform.facts.rulebook import (
     BY_HAND,
     NO_EQUIPMENT_RULE,
@@ -191,6 +190,11 @@ def test_banned_cellar_equipment_and_its_absence_are_facts_a_partial_ban_is_none
 def test_sparkling_wines_sold_in_the_bottle_of_their_second_fermentation(facts):
     assert facts["Champagne"][("bottle", "")] == [
         "the bottle of its second fermentation (prise de mousse), save bottles under 37.5 cl or over 300 cl"
+    ]
+    # the clavelin is vin jaune's bottle in the Côtes du Jura, not every Côtes du Jura wine's
+    assert ("bottle", "") not in facts["Côtes du Jura"]
+    assert facts["Côtes du Jura"][("bottle", "vin jaune")] == [
+        "the clavelin, a bottle of about 62 cl reserved for the appellation"
     ]
     assert facts["Crémant de Die"][("bottle", "")] == [
         "the bottle of its second fermentation (prise de mousse), save bottles under 37.5 cl or over 150 cl"
