@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
+from benchmark_platform.generation.pseudo_mcq import numbered
 from benchmark_platform.generation.run import _one_per_field_in_turn
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, near, numeric, template_item
 
@@ -144,3 +145,9 @@ def test_no_wrong_date_lies_within_a_week_of_the_answer():
         item = template_item("wine", 7, template, _fact(subject, "ageing_until", ageing[subject]), index, 4, 0, "v")
         assert item is not None
         assert not [o for o in item.options if o != ageing[subject] and near(o, ageing[subject])]
+
+
+def test_statement_numbers_are_written_in_words_never_with_plural_brackets():
+    assert numbered("statement", [2]) == "statement 2"
+    assert numbered("statement", [2, 4]) == "statements 2 and 4"
+    assert numbered("statement", [1, 2, 4]) == "statements 1, 2 and 4"
