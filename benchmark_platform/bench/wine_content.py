@@ -92,6 +92,7 @@ KINDS: dict[str, str] = {
         ],
         "ripeness and alcohol norms",
     ),
+    **dict.fromkeys(["rulebook:banned_equipment", "rulebook:oak_chips"], "cellar equipment and practices"),
     "sentence": "prose",
     "template:City": "registry",
 }

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+_DOUBLED_ARTICLE = re.compile(r"\b[Tt]he (?=The )")
+
+
+def one_article(text: str) -> str:
+    """'lies within the The Rocks District' -> 'lies within The Rocks District': a name that starts with 'The'
+    written into a template's 'the {name}' keeps its own article only."""
+    return _DOUBLED_ARTICLE.sub("", text)
+
 
 # The five filters of OenoBench B.1, plus the structured-record templates and the near-duplicate pass.
 Stage = Literal["split", "resolve", "classify", "validate", "on_topic", "template", "duplicate"]

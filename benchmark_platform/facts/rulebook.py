@@ -33,7 +33,7 @@ _NAME = re.compile(
     re.IGNORECASE,
 )
 _HEADING_NAME = re.compile(r"APPELLATION D'ORIGINE\s+CONTRÔLÉE\s*[«\"“]?\s*([^\"«»“”\n|]+?)\s*[»\"”]?\s*$", re.I | re.M)
-_SMALL_WORDS = frozenset({"de", "du", "des", "en", "la", "le", "les", "et", "sur", "sous", "aux", "au"})
+_SMALL_WORDS = frozenset({"de", "du", "des", "en", "la", "le", "les", "et", "sur", "sous", "aux", "au", "à"})
 
 
 def appellation_name(text: str) -> str | None:
@@ -46,12 +46,16 @@ def appellation_name(text: str) -> str | None:
 
 
 def smart_title(name: str) -> str:
-    """'CÔTES DE BORDEAUX-SAINT-MACAIRE' -> 'Côtes de Bordeaux-Saint-Macaire'."""
+    """'CÔTES DE BORDEAUX-SAINT-MACAIRE' -> 'Côtes de Bordeaux-Saint-Macaire'; varieties as grape books write them:
+    'muscat à petits grains' -> 'Muscat à Petits Grains', "pineau d'aunis" -> "Pineau d'Aunis"."""
 
     def word(w: str, first: bool) -> str:
         low = w.lower()
         if not first and low in _SMALL_WORDS:
             return low
+        elided = re.match(r"^([dl]['’])(.+)$", low)
+        if elided:
+            return (elided.group(1).upper() if first else elided.group(1)) + word(elided.group(2), True)
         return "-".join(p[:1].upper() + p[1:] for p in low.split("-"))
 
     return " ".join(word(w, i == 0) for i, w in enumerate(name.split()))
@@ -424,13 +428,36 @@ def _elevage(line: Line, glossary: Glossary) -> Iterator[Found]:
 _CLAVELIN = re.compile(r"bouteille dite\s*[«\"“]\s*(Clavelin)\s*[»\"”][^.]*?(\d+) centilitres", re.I)
 
 
+# sparkling wines sold in the bottle of their second fermentation, save the smallest and largest sizes
+_PRISE_DE_MOUSSE = re.compile(
+    r"commercialisés dans la bouteille à l'intérieur de laquelle a été réalisée la prise de mousse, à l'exception des "
+    r"vins vendus dans des bouteilles d'un volume inférieur à (?P<small>\d+, ?\d+|\d+) centilitres ou supérieur à "
+    r"(?P<large>\d+) centilitres",
+    re.I,
+)
+
+
+_QUOTED_MENTION = re.compile(r"mention\s*[«\"“]?\s*(vin jaune|vin de paille)\b", re.I)
+
+
 def _bottle(line: Line, glossary: Glossary) -> Iterator[Found]:
-    """The bottle a rulebook reserves for the appellation (chapter IX, conditionnement)."""
+    """The bottle a rulebook reserves for the appellation or requires of its wines (chapter IX, conditionnement)."""
     if line.chapter != "IX":
         return
     for m in _CLAVELIN.finditer(line.text):
-        value = f"the clavelin, a bottle of about {m.group(2)} cl"
-        yield Found("bottle", line.start + m.start(1), line.start + m.end(2), value, _qualifier(line.text, 0, glossary))
+        value = f"the clavelin, a bottle of about {m.group(2)} cl reserved for the appellation"
+        # 'réservée ... aux seuls vins ... bénéficiant de la mention " vin jaune "': vin jaune's bottle, not the AOC's
+        named = _QUOTED_MENTION.search(line.text, m.end())
+        qualifier = glossary(named.group(1)) if named else _qualifier(line.text, 0, glossary)
+        yield Found("bottle", line.start + m.start(1), line.start + m.end(2), value, qualifier)
+    for m in _PRISE_DE_MOUSSE.finditer(line.text):
+        small, large = number(m.group("small")), number(m.group("large"))
+        value = (
+            f"the bottle of its second fermentation (prise de mousse), save bottles under {small} cl or over {large} cl"
+        )
+        yield Found(
+            "bottle", line.start + m.start(), line.start + m.end(), value, _qualifier(line.text, m.start(), glossary)
+        )
 
 
 # (not 'la vendange manuelle est obligatoire pour ...': a rule for one way of making the wine, not the appellation's)
@@ -613,6 +640,8 @@ ATTRIBUTES: dict[str, str] = {
     "colour": "colour",
     "style": "colour",
     "harvest_passes": "harvest_method",
+    "banned_equipment": "banned_equipment",  # a whole section, not a line: _equipment
+    "oak_chips": "oak_chips",  # a whole section: _oak_chips
     **{name: name for name in _READERS if name not in ("variety", "colour", "sole_variety")},
 }
 
@@ -627,6 +656,98 @@ def _no_harvest_rule(all_lines: list[Line]) -> Iterator[Found]:
             and re.match(r"\s*Pas de dispositions? particulières?", following.text, re.I)
         ):
             yield Found("harvest_method", following.start, following.start + len(following.text), NO_HARVEST_RULE)
+
+
+# cellar equipment a rulebook bans (chapter IX 'f) Matériel interdit'), or its statement that it bans none
+_EQUIPMENT_HEADING = re.compile(
+    r"^\s*[a-z]\)\s*-?\s*Matériels? interdits?\s*[.:]?\s*(?P<none>pas de disposition particulière)?", re.I
+)
+_EQUIPMENT = (
+    (re.compile(r"pressoirs? continus?", re.I), "bans continuous presses (pressoirs continus)"),
+    (
+        re.compile(r"foulo-?bennes?|bennes? foulopompes?|bennes à vendange autovidantes munies de pompe", re.I),
+        "bans the foulo-benne (a self-emptying harvest trailer with a centrifugal pump)",
+    ),
+    (re.compile(r"vinificateurs continus", re.I), "bans continuous fermenters (vinificateurs continus)"),
+    (re.compile(r"érafloirs centrifuges", re.I), "bans centrifugal destemmers"),
+    (re.compile(r"cuves à recyclage de marcs", re.I), "bans pomace-recycling vats"),
+    (re.compile(r"égouttoirs à vis de moins de 750 millimètres", re.I), "bans screw drainers under 750 mm across"),
+    (re.compile(r"cuves en ciment brut", re.I), "bans raw (unlined) cement vats"),
+    (
+        re.compile(r"pompes centrifuges pour le transfert de la vendange", re.I),
+        "bans centrifugal pumps for the harvest",
+    ),
+)
+# a ban of some presses only (by screw size, for some wines, on renewal): no value states it, and the rulebook's other
+# bans alone would prove a false 'does not ban continuous presses'
+_PARTIAL_BAN = re.compile(r"diamètre|renouvellement|pour les vins|chaînes", re.I)
+NO_EQUIPMENT_RULE = "bans no particular cellar equipment"
+
+
+def _equipment(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    """Chapter IX's 'Matériel interdit': one fact per banned kind of equipment, or the rulebook's 'pas de disposition
+    particulière' (the fact that proves it bans none). A section with a partial or unknown ban gives no fact: its
+    rulebook must not be offered as one that does not ban a kind it bans in part."""
+    found: list[Found] = []
+    problems: list[tuple[int, int, str, str]] = []
+    for i, line in enumerate(all_lines):
+        heading = _EQUIPMENT_HEADING.match(line.text) if line.chapter == "IX" else None
+        if heading is None:
+            continue
+        body = [b for b in all_lines[i + 1 :] if b.text.strip()]
+        section: list[Line] = []
+        for b in body:
+            if b.chapter != "IX" or _HEADING.match(b.text.strip()):
+                break
+            section.append(b)
+        if heading.group("none") or (section and re.match(r"\s*Pas de disposition", section[0].text, re.I)):
+            at = line if heading.group("none") else section[0]
+            found.append(Found("banned_equipment", at.start, at.start + len(at.text), NO_EQUIPMENT_RULE))
+            continue
+        bans = [b for b in section if re.search(r"interdit|^\s*-\s*des ", b.text, re.I)]
+        named = [(b, m, english) for b in bans for pattern, english in _EQUIPMENT for m in pattern.finditer(b.text)]
+        unnamed = [  # a ban sentence naming no known equipment ('Est interdite l'utilisation :' only leads a list)
+            b
+            for b in bans
+            if "interdit" in b.text.lower() and not b.text.rstrip().endswith(":") and not any(n[0] is b for n in named)
+        ]
+        if not named or unnamed or any(_PARTIAL_BAN.search(b.text) for b in section):
+            problems.append((line.start, line.start + len(line.text), "a partial or unknown equipment ban", line.text))
+            continue
+        for b, m, english in named:
+            found.append(Found("banned_equipment", b.start + m.start(), b.start + m.end(), english))
+    return found, problems
+
+
+# oak chips (morceaux de bois): the rulebook's 'Pratiques œnologiques' section is its full list of cellar practices
+# beyond the general wine law (which allows chips), so a section that does not ban them is the fact that it does not
+_PRACTICES_HEADING = re.compile(r"^\s*[a-z]\)\s*-?\s*Pratiques (?:œ|oe)nologiques", re.I)
+_NEXT_HEADING_IN_LINE = re.compile(r"\s[a-z]\)\s+[A-ZÀ-Ý]")
+_OAK_CHIPS = re.compile(r"morceaux de bois(?: de chêne)?[^.;]*?(?:est|sont) interdite?s?", re.I)
+OAK_CHIPS_BANNED, NO_OAK_CHIPS_BAN = "bans oak chips (morceaux de bois)", "sets no ban on oak chips"
+
+
+def _oak_chips(all_lines: list[Line]) -> Iterator[Found]:
+    """Chapter IX's oenological practices: oak chips banned for every wine of the appellation, or not banned. A ban for
+    the wines of one mention only (Limoux) gives no fact: neither value would be true of the whole appellation."""
+    for i, line in enumerate(all_lines):
+        if line.chapter != "IX" or _PRACTICES_HEADING.match(line.text) is None:
+            continue
+        cut = _NEXT_HEADING_IN_LINE.search(line.text, 5)  # a section written on one line ('d) ... e) Capacité ...')
+        section = [dataclasses.replace(line, text=line.text[: cut.start()] if cut else line.text)]
+        for b in all_lines[i + 1 :] if cut is None else []:
+            if b.chapter != "IX" or _HEADING.match(b.text.strip()):
+                break
+            section.append(b)
+        bans = [(b, m) for b in section for m in _OAK_CHIPS.finditer(b.text)]
+        if any("mention" in b.text[: m.start()].lower() for b, m in bans):
+            return
+        if bans:
+            b, m = bans[0]
+            yield Found("oak_chips", b.start + m.start(), b.start + m.end(), OAK_CHIPS_BANNED)
+        elif "morceaux de bois" not in " ".join(b.text for b in section).lower():
+            yield Found("oak_chips", line.start, line.start + len(section[0].text), NO_OAK_CHIPS_BAN)
+        return
 
 
 # --- tables ------------------------------------------------------------------------------------------------------
@@ -703,6 +824,10 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
             except Untranslated as missing:
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
     found.extend(_no_harvest_rule(all_lines))
+    found.extend(_oak_chips(all_lines))
+    equipment, equipment_problems = _equipment(all_lines)
+    found.extend(equipment)
+    problems.extend(equipment_problems)
     try:
         found.extend(_tables(all_lines, glossary))
     except Untranslated as missing:

@@ -13,7 +13,7 @@ from typing import Any
 
 from benchmark_platform.facts.config import FactsConfig, FactTemplate
 from benchmark_platform.facts.gazetteer import Gazetteer
-from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument
+from benchmark_platform.facts.models import Candidate, Mention, Rejection, SourceDocument, one_article
 from benchmark_platform.facts.rules import OnTopic
 
 
@@ -275,7 +275,7 @@ def _fact(
             f"facts.templates ({template.source}, {template.field}): record of document "
             f"{document.document_id} has no field {missing}"
         ) from None
-    text = text[:1].upper() + text[1:]
+    text = one_article(text[:1].upper() + text[1:])
     entity = gazetteer.entity_for(subject, template.entity_type)
     mentions = [Mention(entity.entity_id, entity.entity_type, subject)]
     if template.subject_template is not None:

@@ -88,6 +88,13 @@ def stem(statements: tuple[Statement, ...]) -> str:
     return "Which option lists exactly the true statements among the following?\n" + "\n".join(lines)
 
 
+def numbered(noun: str, numbers: list[int]) -> str:
+    """'statement 2', 'statements 2 and 4', 'statements 1, 2 and 4' (never 'statement(s)')."""
+    if len(numbers) == 1:
+        return f"{noun} {numbers[0]}"
+    return f"{noun}s {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+
+
 def explain(statements: tuple[Statement, ...], option: frozenset[int]) -> OptionExplanation:
     parts: list[str] = []
     sources: list[str] = []
@@ -97,7 +104,7 @@ def explain(statements: tuple[Statement, ...], option: frozenset[int]) -> Option
         sources += s.sources
     missing = [i + 1 for i, s in enumerate(statements) if s.true and i not in option]
     verdict = "Correct: " if not missing and all(statements[i].true for i in option) else "Incorrect: "
-    tail = f"; it omits true statement(s) {', '.join(map(str, missing))}" if missing else ""
+    tail = f"; it omits true {numbered('statement', missing)}" if missing else ""
     return OptionExplanation(verdict + "; ".join(parts) + tail + ".", tuple(dict.fromkeys(sources)))
 
 

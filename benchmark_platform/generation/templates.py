@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from benchmark_platform.facts.models import one_article
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
 from benchmark_platform.generation.model import (
     COMPARISON_ASKS,
@@ -141,6 +142,29 @@ def exact(value: str) -> Fraction | None:
     return Fraction(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) if m else None
 
 
+_MONTHS = ("January February March April May June July August September October November December").split()
+_DAY = re.compile(
+    r"^(?:before )?(\d{1,2}) (" + "|".join(_MONTHS) + r") of the (harvest year|(?:(\w+) )?year after the harvest)$"
+)
+_YEARS_AFTER = {None: 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7}
+NEAR_DAYS = 7  # two dates this close are one answer to a reader ('14 December' against '15 December')
+
+
+def day_number(value: str) -> int | None:
+    """'15 December of the harvest year' -> a day count from the harvest year's start (None: not such a date)."""
+    m = _DAY.match(value)
+    if m is None or (m.group(3) != "harvest year" and m.group(4) not in _YEARS_AFTER):
+        return None
+    years = 0 if m.group(3) == "harvest year" else _YEARS_AFTER[m.group(4)]
+    return years * 366 + _MONTHS.index(m.group(2)) * 31 + int(m.group(1))
+
+
+def near(a: str, b: str) -> bool:
+    """Two dates of the rulebooks' one form within NEAR_DAYS of each other."""
+    x, y = day_number(a), day_number(b)
+    return x is not None and y is not None and abs(x - y) <= NEAR_DAYS
+
+
 def _compared(
     field_index: _FieldIndex, fact: Fact, template: QuestionTemplate, rng: random.Random, k: int
 ) -> list[tuple[str, str]] | None:
@@ -204,7 +228,7 @@ def template_item(
     own = field_index.values_of.get(norm(subject), set())
     if template.ask == "value":
         answer = value
-        distractors = _sample(rng, field_index.values, k, lambda c: norm(c) in own)
+        distractors = _sample(rng, field_index.values, k, lambda c: norm(c) in own or near(c, value))
     elif template.ask == "subject":
         answer = subject
         distractors = _sample(rng, field_index.subjects, k, lambda c: norm(value) in field_index.values_of[norm(c)])
@@ -228,13 +252,13 @@ def template_item(
     options, answer_index = place_answer(answer, distractors, position)
     option_facts, _ = place_answer(proofs[0], list(proofs[1:]), position)
     fields = {"subject": subject, "value": value, "answer": answer}
-    explanation = template.explanation.format(**fields)
+    explanation = one_article(template.explanation.format(**fields))
     if template.ask in COMPARISON_ASKS:
         explanation += f" ({values})"
     return Item(
         item_id=content_id(spec_name, "template", template.id, fact.fact_id),
         format="mcq4",
-        question=template.question.format(**fields),
+        question=one_article(template.question.format(**fields)),
         options=options,
         answer_index=answer_index,
         explanation=explanation,

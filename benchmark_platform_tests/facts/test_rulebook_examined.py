@@ -7,8 +7,15 @@ from __future__ import annotations
 import pytest
 
 from benchmark_platform.facts.gazetteer import Gazetteer
-from benchmark_platform.facts.models import SourceDocument
-from benchmark_platform.facts.rulebook import BY_HAND, NO_HARVEST_RULE, extract_rulebook, with_unit
+from benchmark_platform.facts.models import SourceDocument, one_article
+from benchmark_platform.facts.rulebook import (
+    BY_HAND,
+    NO_EQUIPMENT_RULE,
+    NO_HARVEST_RULE,
+    extract_rulebook,
+    smart_title,
+    with_unit,
+)
 from benchmark_platform.facts.rules import OnTopic
 from benchmark_platform.facts.salience import is_question_material, with_salience
 from benchmark_platform.facts.structured import extract_structured, name_case
@@ -57,7 +64,7 @@ def test_vin_jaune_rules_hold_for_vin_jaune_not_for_the_whole_appellation(facts)
     chalon, jura = facts["Château-Chalon"], facts["Côtes du Jura"]
     veil = "at least 60 months in cask under a veil of yeast (sous voile), without topping up"
     assert chalon[("elevage", "")] == [veil]
-    assert chalon[("bottle", "")] == ["the clavelin, a bottle of about 62 cl"]
+    assert chalon[("bottle", "")] == ["the clavelin, a bottle of about 62 cl reserved for the appellation"]
     assert jura[("elevage", "vin jaune")] == [veil]
     assert ("elevage", "") not in jura
     assert jura[("ageing_until", "vin jaune")] == ["15 December of the sixth year after the harvest"]
@@ -158,3 +165,47 @@ def test_the_absence_of_a_harvest_rule_proves_but_asks_nothing(shared_data, wine
     )
     assert free.text == "The Pomerol rulebook sets no rule on how the grapes are picked."
     assert not is_question_material(free) and free.attributes["salience"]["reasons"][0].startswith("absence of a rule")
+
+
+CONTINUOUS_PRESSES = "bans continuous presses (pressoirs continus)"
+
+
+def test_banned_cellar_equipment_and_its_absence_are_facts_a_partial_ban_is_none(facts):
+    """Chapter IX 'Matériel interdit': every banned kind, or 'pas de disposition particulière' (the proof that a ban
+    is wrong for it); a ban of some presses only (Pomerol: screws under 400 mm) gives its rulebook no fact at all, so
+    it is never offered as one that does not ban continuous presses."""
+    assert facts["Volnay"][("banned_equipment", "")] == [CONTINUOUS_PRESSES]
+    assert sorted(facts["Vouvray"][("banned_equipment", "")]) == [
+        CONTINUOUS_PRESSES,
+        "bans raw (unlined) cement vats",
+        "bans the foulo-benne (a self-emptying harvest trailer with a centrifugal pump)",
+    ]
+    assert facts["Margaux"][("banned_equipment", "")] == [NO_EQUIPMENT_RULE]
+    for partial in ("Pomerol", "Bergerac", "Saint-Nicolas-de-Bourgueil", "Limoux"):
+        assert ("banned_equipment", "") not in facts[partial], partial
+    banning = sorted(a for a, by in facts.items() if CONTINUOUS_PRESSES in by.get(("banned_equipment", ""), []))
+    assert len(banning) >= 14
+
+
+def test_sparkling_wines_sold_in_the_bottle_of_their_second_fermentation(facts):
+    assert facts["Champagne"][("bottle", "")] == [
+        "the bottle of its second fermentation (prise de mousse), save bottles under 37.5 cl or over 300 cl"
+    ]
+    # the clavelin is vin jaune's bottle in the Côtes du Jura, not every Côtes du Jura wine's
+    assert ("bottle", "") not in facts["Côtes du Jura"]
+    assert facts["Côtes du Jura"][("bottle", "vin jaune")] == [
+        "the clavelin, a bottle of about 62 cl reserved for the appellation"
+    ]
+    assert facts["Crémant de Die"][("bottle", "")] == [
+        "the bottle of its second fermentation (prise de mousse), save bottles under 37.5 cl or over 150 cl"
+    ]
+
+
+def test_names_in_their_usual_capitalisation_and_one_article(facts):
+    assert smart_title("muscat à petits grains blancs") == "Muscat à Petits Grains Blancs"
+    assert smart_title("pineau d'aunis") == "Pineau d'Aunis"
+    varieties = {v for by in facts.values() for (field, _), vs in by.items() if field == "variety" for v in vs}
+    assert not [v for v in varieties if " À " in v or " D'" in v]
+    assert one_article("enclose the The Rocks District AVA") == "enclose The Rocks District AVA"
+    assert one_article("The The Rocks District AVA lies in Oregon.") == "The Rocks District AVA lies in Oregon."
+    assert one_article("the Theatre") == "the Theatre"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
+from benchmark_platform.generation.pseudo_mcq import numbered
 from benchmark_platform.generation.run import _one_per_field_in_turn
-from benchmark_platform.generation.templates import FieldIndex, matching_templates, numeric, template_item
+from benchmark_platform.generation.templates import FieldIndex, matching_templates, near, numeric, template_item
 
 
 def _fact(subject: str, field: str, value: str) -> Fact:
@@ -122,3 +123,31 @@ def test_a_template_restricted_to_values_asks_only_about_them():
     item = template_item("wine", 1, template, facts[0], index, 4, 0, "v")
     assert item is not None and item.options[0] == "Condrieu"
     assert set(item.options[1:]) <= {"Pomerol", "Buzet", "Fitou", "Margaux"}
+
+
+def test_no_wrong_date_lies_within_a_week_of_the_answer():
+    """'14 December' against '15 December of the harvest year' is one answer to a reader: never both options."""
+    assert near("14 December of the harvest year", "15 December of the harvest year")
+    assert near("31 December of the harvest year", "1 January of the year after the harvest")
+    assert not near("15 November of the harvest year", "15 December of the harvest year")
+    assert not near("15 December of the harvest year", "15 December of the year after the harvest")
+    ageing = {
+        "Pacherenc": "15 December of the harvest year",
+        "Saint-Nicolas": "14 December of the harvest year",
+        "Fitou": "15 April of the year after the harvest",
+        "Cassis": "1 March of the year after the harvest",
+        "Palette": "1 October of the year after the harvest",
+        "Pomerol": "1 April of the second year after the harvest",
+    }
+    index = FieldIndex([_fact(s, "ageing_until", v) for s, v in ageing.items()])
+    template = _template("value", "ageing_until")
+    for subject in ("Pacherenc", "Saint-Nicolas"):
+        item = template_item("wine", 7, template, _fact(subject, "ageing_until", ageing[subject]), index, 4, 0, "v")
+        assert item is not None
+        assert not [o for o in item.options if o != ageing[subject] and near(o, ageing[subject])]
+
+
+def test_statement_numbers_are_written_in_words_never_with_plural_brackets():
+    assert numbered("statement", [2]) == "statement 2"
+    assert numbered("statement", [2, 4]) == "statements 2 and 4"
+    assert numbered("statement", [1, 2, 4]) == "statements 1, 2 and 4"

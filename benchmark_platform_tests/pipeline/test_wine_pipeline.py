@@ -135,8 +135,9 @@ def test_every_discipline_has_an_item_selection_after_the_audit(built):
 
 def test_release_items_are_knowledge_not_identifiers_nor_raw_separators(built):
     """Issue 20 over the release: no identifier answer, no raw '|'; sizes as issue 34 left them (paperwork and
-    statistics capped at a few items cost 626 -> ~460 items): >= 60 in each discipline but business and producers,
-    whose sources hold little more than paperwork (issue 34 stays open for them: >= 60 each is its target)."""
+    statistics capped at a few items cost 626 -> ~460 items; session 6's cellar rules and bottle rules, 472):
+    >= 60 in each discipline but business (36) and producers (32), whose rulebook material is exhausted at one
+    question per stem (issue 34 stays open for them: >= 60 each is its target)."""
     import polars as pl
 
     from benchmark_platform.release.screening import artefacts
@@ -156,9 +157,10 @@ def test_release_items_are_knowledge_not_identifiers_nor_raw_separators(built):
         if found:
             problems[row["item_id"]] = found
     assert problems == {}
-    assert len(items) >= 450
+    assert len(items) >= 465
     per_discipline = dict(items.group_by("discipline").len().iter_rows())
-    short = {"business": 15, "producers": 15}
+    # session 6: 36 and 32 (before it 39, with exact-statistic clozes, and 20)
+    short = {"business": 30, "producers": 30}
     assert all(per_discipline.get(d, 0) >= short.get(d, 60) for d in spec.discipline_keys), per_discipline
 
 
