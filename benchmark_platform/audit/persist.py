@@ -204,9 +204,25 @@ def store_audit(
                 "SELECT audit_run_id FROM audit_runs WHERE spec = %s AND discipline = %s AND inputs_hash = %s",
                 (spec_name, discipline, digest),
             )
-            reused = int(returned(cur))
-            make_current(cur, spec_name, "audit", discipline, reused)
-            return reused, False
+            earlier = int(returned(cur))
+            cur.execute(
+                """SELECT (SELECT count(*) FROM audit_findings WHERE audit_run_id = %(run)s),
+                          (SELECT count(*) FROM audit_policy WHERE audit_run_id = %(run)s)""",
+                {"run": earlier},
+            )
+            if tuple(cur.fetchone() or ()) == (len(findings), len(actions)):
+                make_current(cur, spec_name, "audit", discipline, earlier)
+                return earlier, False
+            # The earlier run lost rows: its items were replaced by a build of other inputs, and findings and
+            # policy rows go with their items (ON DELETE CASCADE). Reusing it would leave items unaudited (an input
+            # changed and changed back), so the same inputs are stored again as a new run.
+            cur.execute("DELETE FROM audit_runs WHERE audit_run_id = %s", (earlier,))
+            cur.execute(
+                """INSERT INTO audit_runs (spec, discipline, inputs_hash, dagster_run_id) VALUES (%s, %s, %s, %s)
+                   RETURNING audit_run_id""",
+                (spec_name, discipline, digest, dagster_run_id),
+            )
+            row = cur.fetchone()
         run_id = row[0]  # current from now on (sql/0410's insert trigger)
         insert_rows(
             conn,

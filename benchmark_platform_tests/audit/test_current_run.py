@@ -77,3 +77,26 @@ def test_reimported_anchor_version_is_current_again(db, tmp_path) -> None:
     again_id, new = record_import(db, name, original)
     assert (again_id, new) == (first_id, False) and second_id > first_id
     assert latest_import_versions(db, name) == {"regions": original.version}
+
+
+def test_an_earlier_run_that_lost_rows_is_not_reused(db) -> None:
+    """Issue 40 item 2, the fact-source case the faults bench found: a build of other inputs replaces the items, and
+    findings and policy rows go with their items (ON DELETE CASCADE). Changed back, the items return with the same
+    ids and the same digest, but the earlier run no longer judges them: it must be stored again, not reused."""
+    spec = audit_spec("audit_cascade")
+    seed_corpus(db, spec.name, ("regions",))
+    first = asyncio.run(audit_discipline(db, spec, "regions", EMBEDDER))
+    lost = db.scalar("SELECT min(item_id) FROM audit_findings WHERE audit_run_id = %s", (first.audit_run_id,))
+    with db.transaction() as conn, conn.cursor() as cur:  # what the cascade of that item's deletion did to the run
+        cur.execute("DELETE FROM audit_findings WHERE audit_run_id = %s AND item_id = %s", (first.audit_run_id, lost))
+    again = asyncio.run(audit_discipline(db, spec, "regions", EMBEDDER))
+    assert again.new_run and again.audit_run_id != first.audit_run_id
+    assert set(_readers(db, spec.name).values()) == {again.audit_run_id}
+    judged = db.scalar(
+        "SELECT count(*) FROM audit_findings WHERE audit_run_id = %s AND item_id = %s", (again.audit_run_id, lost)
+    )
+    assert judged > 0
+    assert not db.scalar("SELECT count(*) FROM audit_runs WHERE audit_run_id = %s", (first.audit_run_id,))
+    # and an intact run is still reused
+    third = asyncio.run(audit_discipline(db, spec, "regions", EMBEDDER))
+    assert (third.audit_run_id, third.new_run) == (again.audit_run_id, False)
