@@ -222,7 +222,7 @@ def store_audit(
                    RETURNING audit_run_id""",
                 (spec_name, discipline, digest, dagster_run_id),
             )
-            row = cur.fetchone()
+            row = (returned(cur),)
         run_id = row[0]  # current from now on (sql/0410's insert trigger)
         insert_rows(
             conn,

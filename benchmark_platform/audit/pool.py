@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
 
 from benchmark_platform.audit.agents import K2_FORMATTING, AuditItem, Finding, Severity
 from benchmark_platform.audit.config import AuditConfig
@@ -102,6 +101,8 @@ def _bias_stats(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
         return AgentResult(findings, ("pass", {"note": f"{len(valid)} items: too few for the tests"}))
     width = Counter(len(i.options) for i in valid).most_common(1)[0][0]
     positions = np.bincount([i.answer_index for i in valid if len(i.options) == width], minlength=width)
+    from scipy import stats  # here, not at import: scipy.stats costs ~1.3 s of every command's start
+
     position_p = float(stats.chisquare(positions).pvalue)
     keys = [len(i.options[i.answer_index]) for i in valid]
     distractors = [len(o) for i in valid for j, o in enumerate(i.options) if j != i.answer_index]
@@ -202,6 +203,8 @@ def _skew_audit(items: list[AuditItem], ctx: AuditContext) -> AgentResult:
     if len(counts) < 2 or sum(counts.values()) < MIN_ITEMS_FOR_STATS:
         return AgentResult(corpus=("pass", {"strata": dict(counts), "note": "too few strata or items"}))
     observed = np.array(list(counts.values()))
+    from scipy import stats
+
     p = float(stats.chisquare(observed).pvalue)
     expected = observed.sum() / len(observed)
     over = sorted(g for g, n in counts.items() if (n - expected) / np.sqrt(expected) > 2)  # Pearson residual > 2
