@@ -44,7 +44,7 @@ def test_dagster_wiring_runs_no_sql():
 
 
 def test_centrality_only_scores_and_selection_uses_its_public_modules():
-    public = {"models", "params", "persist", "run", "scoring"}
+    public = {"config", "models", "persist", "run", "scoring"}
     problems = []
     for path in _modules(PACKAGE / "centrality"):
         problems += [
