@@ -112,37 +112,8 @@ def analyse(
         g: group_accuracy(matrix, g, B=B, seed=seed) for g in groupings if g == "discipline" or _splits(items, g)
     }
     accuracy = pl.concat(
-        [
-            board.select(
-                grouping=pl.lit(OVERALL),
-                group_value=pl.lit(""),
-                model="model",
-                n_items="n_items",
-                accuracy="accuracy",
-                ci_low="ci_low",
-                ci_high="ci_high",
-                rank="rank",
-                unparsed_answers="unparsed_answers",
-                **{c: c for c in ACCURACY_COVERAGE[:-3]},
-                **{c: pl.lit(None, pl.Float64) for c in _POOL},
-            )
-        ]
-        + [
-            t.select(
-                grouping=pl.lit(g),
-                group_value="group",
-                model="model",
-                n_items="n_items",
-                accuracy="accuracy",
-                ci_low="ci_low",
-                ci_high="ci_high",
-                rank=pl.lit(None, pl.Int32),
-                unparsed_answers="unparsed_answers",
-                **{c: c for c in ACCURACY_COVERAGE[:-3]},
-                **{c: pl.lit(None, pl.Float64) for c in _POOL},
-            )
-            for g, t in by_group.items()
-        ]
+        [_accuracy_rows(board, OVERALL, pl.lit(""), pl.col("rank"))]
+        + [_accuracy_rows(t, g, pl.col("group"), pl.lit(None, pl.Int32)) for g, t in by_group.items()]
     )
     report = AnalysisReport(accuracy)
     tables = report.tables
@@ -193,3 +164,20 @@ def analyse(
             pl.DataFrame(sized, schema=["family", "model", "params", "accuracy"], orient="row")
         )
     return report
+
+
+def _accuracy_rows(frame: pl.DataFrame, grouping: str, group_value: pl.Expr, rank: pl.Expr) -> pl.DataFrame:
+    """One grouping's rows of the stored accuracy table (the overall leaderboard or one group's accuracies)."""
+    return frame.select(
+        grouping=pl.lit(grouping),
+        group_value=group_value,
+        model="model",
+        n_items="n_items",
+        accuracy="accuracy",
+        ci_low="ci_low",
+        ci_high="ci_high",
+        rank=rank,
+        unparsed_answers="unparsed_answers",
+        **{c: c for c in ACCURACY_COVERAGE[:-3]},
+        **{c: pl.lit(None, pl.Float64) for c in _POOL},
+    )

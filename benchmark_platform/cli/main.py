@@ -140,10 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv
     args = build_parser().parse_args([DEBUG_FLAG] + [a for a in argv if a != DEBUG_FLAG] if debug else argv)
-    stderr = sys.stderr
-    if not debug:
+    stderr, raise_exceptions = sys.stderr, logging.raiseExceptions
+    if not debug:  # a lost database's symptoms, which the error boundary below names in one line
         sys.stderr = cast(TextIO, _WithoutEventLogEchoes(stderr))
         logging.getLogger().addFilter(_not_a_connection_retry)
+        # Dagster's event-log handler fails while it records the failing step: no handler traceback per failure
+        logging.raiseExceptions = False
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
@@ -154,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {message}", file=stderr)
         return 2
-    finally:
-        sys.stderr = stderr
+    finally:  # as before the command (tests call main in-process)
+        sys.stderr, logging.raiseExceptions = stderr, raise_exceptions
+        logging.getLogger().removeFilter(_not_a_connection_retry)
 
 
 if __name__ == "__main__":

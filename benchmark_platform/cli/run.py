@@ -7,7 +7,6 @@ connection strings through the environment, which is how dagster.yaml and the `d
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import subprocess
@@ -108,10 +107,6 @@ def _run(url: str, specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
     from benchmark_platform.defs.progress import EventLogFile
     from benchmark_platform.defs.release.assets import ReleaseDirectory
 
-    # A lost database makes Dagster's event-log handler fail while it records the failing step; logging would print
-    # each such handler failure with its traceback. The run's own error boundary names the loss in one line, and
-    # `--debug` shows the traceback.
-    logging.raiseExceptions = bool(getattr(args, "debug", False))
     events = EventLogFile(LOCAL_DIR / "logs" / "dagster-events.log")
     print(f"database {redact(url)}; Dagster's event log: {events.path}", flush=True)
     recover()  # a run killed earlier must not hold the pools this one needs

@@ -62,7 +62,7 @@ def stale_status(
     instance: dg.DagsterInstance, graph: Any, asset_key: dg.AssetKey, partition_key: str | None
 ) -> StaleStatus:
     """Dagster's stale status of one asset partition (FRESH, STALE or MISSING), as the UI shows it."""
-    return CachingStaleStatusResolver(instance, graph, _Loading(instance)).get_status(asset_key, partition_key)
+    return _Resolver(instance, graph).status(asset_key, partition_key)
 
 
 class _Resolver:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from benchmark_platform.facts.config import FactsConfig, RulebookAttribute, RulebookConfig
@@ -658,6 +658,16 @@ def _no_harvest_rule(all_lines: list[Line]) -> Iterator[Found]:
             yield Found("harvest_method", following.start, following.start + len(following.text), NO_HARVEST_RULE)
 
 
+def _section_ix(lines: Iterable[Line]) -> list[Line]:
+    """The lines of a chapter IX section after its heading, up to the next heading or chapter."""
+    section: list[Line] = []
+    for b in lines:
+        if b.chapter != "IX" or _HEADING.match(b.text.strip()):
+            break
+        section.append(b)
+    return section
+
+
 # cellar equipment a rulebook bans (chapter IX 'f) Matériel interdit'), or its statement that it bans none
 _EQUIPMENT_HEADING = re.compile(
     r"^\s*[a-z]\)\s*-?\s*Matériels? interdits?\s*[.:]?\s*(?P<none>pas de disposition particulière)?", re.I
@@ -694,12 +704,7 @@ def _equipment(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int,
         heading = _EQUIPMENT_HEADING.match(line.text) if line.chapter == "IX" else None
         if heading is None:
             continue
-        body = [b for b in all_lines[i + 1 :] if b.text.strip()]
-        section: list[Line] = []
-        for b in body:
-            if b.chapter != "IX" or _HEADING.match(b.text.strip()):
-                break
-            section.append(b)
+        section = _section_ix(b for b in all_lines[i + 1 :] if b.text.strip())
         if heading.group("none") or (section and re.match(r"\s*Pas de disposition", section[0].text, re.I)):
             at = line if heading.group("none") else section[0]
             found.append(Found("banned_equipment", at.start, at.start + len(at.text), NO_EQUIPMENT_RULE))
@@ -735,10 +740,7 @@ def _oak_chips(all_lines: list[Line]) -> Iterator[Found]:
             continue
         cut = _NEXT_HEADING_IN_LINE.search(line.text, 5)  # a section written on one line ('d) ... e) Capacité ...')
         section = [dataclasses.replace(line, text=line.text[: cut.start()] if cut else line.text)]
-        for b in all_lines[i + 1 :] if cut is None else []:
-            if b.chapter != "IX" or _HEADING.match(b.text.strip()):
-                break
-            section.append(b)
+        section += _section_ix(all_lines[i + 1 :]) if cut is None else []
         bans = [(b, m) for b in section for m in _OAK_CHIPS.finditer(b.text)]
         if any("mention" in b.text[: m.start()].lower() for b, m in bans):
             return
