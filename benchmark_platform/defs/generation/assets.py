@@ -20,7 +20,7 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.generation.plan import expected_calls, generation_is_automatic
-from benchmark_platform.generation.stage import generate_discipline
+from benchmark_platform.generation.run import generate_discipline
 from benchmark_platform.generation.strategies import PROMPTS_DIR
 from benchmark_platform.spec import BenchmarkSpec
 
