@@ -73,6 +73,7 @@ def fit_irt(
         raise ValueError(f"an IRT fit needs at least 2 models and 1 item, got {n} x {m}")
     answered = ~np.isnan(correct)
     mask = answered.astype(float)
+    partial = not answered.all()  # x * 1.0 == x exactly: an all-ones mask would change no bit, so it is skipped
     y = np.where(answered, correct, 0.0)
     accuracy = y.sum(axis=1) / np.maximum(answered.sum(axis=1), 1)
     spread = accuracy.std()
@@ -80,23 +81,39 @@ def fit_irt(
     item_rate = np.clip((y.sum(axis=0) + 0.5) / (answered.sum(axis=0) + 1.0), 0.02, 0.98)
     a, d = np.ones(m), np.log(item_rate / (1 - item_rate))
     a_precision, d_precision = discrimination_prior_sd**-2, intercept_prior_sd**-2
+    # Three (models x items) buffers written in place: the same operations in the same order as the plain
+    # expressions, minus the temporaries (the pool fit, 29 x 12,032 over a few hundred sweeps, is most of the
+    # analysis); the result is bit-identical to them (BENCHMARKS.md, session 7).
+    p, residual, weight = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
+
+    def update() -> None:  # p = sigmoid(theta a_i + d_i); residual = (y - p) mask; weight = p (1 - p) mask
+        np.multiply.outer(theta, a, out=p)
+        np.add(p, d, out=p)
+        expit(p, out=p)
+        np.subtract(y, p, out=residual)
+        np.subtract(1, p, out=weight)
+        np.multiply(weight, p, out=weight)
+        if partial:
+            np.multiply(residual, mask, out=residual)
+            np.multiply(weight, mask, out=weight)
 
     for _ in range(max_iter):
-        p = expit(np.outer(theta, a) + d)
-        residual, weight = (y - p) * mask, p * (1 - p) * mask
+        update()
         t = theta[:, None]
         g_a = (residual * t).sum(axis=0) - a_precision * (a - 1)
         g_d = residual.sum(axis=0) - d_precision * d
-        h_aa = (weight * t * t).sum(axis=0) + a_precision
-        h_ad = (weight * t).sum(axis=0)
+        weight_t = weight * t
+        h_ad = weight_t.sum(axis=0)
+        np.multiply(weight_t, t, out=weight_t)
+        h_aa = weight_t.sum(axis=0) + a_precision
         h_dd = weight.sum(axis=0) + d_precision
         det = h_aa * h_dd - h_ad * h_ad  # > 0: the item's log posterior is strictly concave given the abilities
         step_a = np.clip((h_dd * g_a - h_ad * g_d) / det, -1.0, 1.0)
         step_d = np.clip((h_aa * g_d - h_ad * g_a) / det, -2.0, 2.0)
         a, d = a + step_a, d + step_d
-        p = expit(np.outer(theta, a) + d)
-        g_t = ((y - p) * mask * a).sum(axis=1) - theta
-        h_t = (p * (1 - p) * mask * (a * a)).sum(axis=1) + 1.0
+        update()
+        g_t = np.multiply(residual, a, out=residual).sum(axis=1) - theta
+        h_t = np.multiply(weight, a * a, out=weight).sum(axis=1) + 1.0
         step_t = np.clip(g_t / h_t, -1.0, 1.0)
         theta = theta + step_t
         moved = max(np.abs(step_a).max(), np.abs(step_d).max(), np.abs(step_t).max())

@@ -26,14 +26,23 @@ from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV
 RUNS_QUERY = "{ runsOrError { ... on Runs { results { runId status tags { key value } } } } }"
 
 
-def workspace(spec_file: Path, folder: Path) -> Path:
-    """A workspace with one code location: the spec file's asset graph."""
+def workspace(spec_file: Path, folder: Path, releases_dir: Path | None = None) -> Path:
+    """A workspace with one code location, `location`: the spec file's asset graph (releases written under
+    `releases_dir` when given, else the project's releases/)."""
     module = folder / "location.py"
-    module.write_text(
+    text = (
         "from benchmark_platform.defs import build_definitions\n"
         "from benchmark_platform.spec import load_spec\n\n"
         f"defs = build_definitions(load_spec({str(spec_file)!r}))\n"
     )
+    if releases_dir is not None:
+        text += (
+            "from dagster._record import replace\n\n"
+            "from benchmark_platform.defs.release.assets import ReleaseDirectory\n\n"
+            f"release_directory = ReleaseDirectory(root={str(releases_dir)!r})\n"
+            "defs = replace(defs, resources={**(defs.resources or {}), 'release_directory': release_directory})\n"
+        )
+    module.write_text(text)
     path = folder / "workspace.yaml"
     path.write_text(f"load_from:\n  - python_file:\n      relative_path: {module}\n      attribute: defs\n")
     return path
@@ -50,10 +59,10 @@ class Daemon:
     processes: list[subprocess.Popen[bytes]]
     port: int
 
-    def graphql(self, query: str) -> dict:
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/graphql",
-            data=json.dumps({"query": query}).encode(),
+            data=json.dumps({"query": query, "variables": variables or {}}).encode(),
             headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=60) as response:
