@@ -11,10 +11,7 @@ import polars as pl
 from benchmark_platform.analysis.irt import pool_accuracy_table
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
 from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, OVERALL, AnalysisReport, analyse
-from benchmark_platform.evaluation.importers import read_spec_imports
-from benchmark_platform.evaluation.persist import spec_item_disciplines
-from benchmark_platform.evaluation.results import RESULT_COLUMNS
-from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.evaluation import RESULT_COLUMNS, read_spec_imports, spec_item_disciplines, telemetry_summary
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database

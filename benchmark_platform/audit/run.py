@@ -36,9 +36,9 @@ from benchmark_platform.audit.pool import (
     load_human_reference,
 )
 from benchmark_platform.embed import Embedder
-from benchmark_platform.evaluation.importers import read_import_once
+from benchmark_platform.evaluation import read_import_once
+from benchmark_platform.llm import Gateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 
@@ -54,7 +54,7 @@ class DisciplineAudit:
     actions: list[Action]
 
 
-def judges(spec: BenchmarkSpec) -> list[ModelConfig]:
+def judge_panel(spec: BenchmarkSpec) -> list[ModelConfig]:
     """The judge panel's model configs (the spec's validators checked that `audit.judges` names known models)."""
     known = {m.name: m for m in spec.models}
     return [known[n] for n in spec.audit.judges]
@@ -85,7 +85,7 @@ async def audit_discipline(
     _, previous = load_previous(db, spec.name, discipline)
     ctx = _context(spec, embedder)
     ctx.answers = _answers(db, spec, discipline, items)
-    outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
+    outcome = await run_audit(items, ctx, previous, gateway, judge_panel(spec), spec.seed, agents)
     calibration = load_calibration(db, spec.name)
     vetoes = _human_vetoes(db, spec, items)
     actions = with_vetoes(apply_policy(outcome.findings, spec.audit, advisory_agents(calibration)), vetoes)

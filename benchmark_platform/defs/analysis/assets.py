@@ -6,9 +6,7 @@ import hashlib
 
 import dagster as dg
 
-from benchmark_platform.analysis.report import markdown_table
-from benchmark_platform.analysis.run import NoAnswersError, analyse_spec
-from benchmark_platform.analysis.statistics import OVERALL
+from benchmark_platform.analysis import OVERALL, NoAnswersError, analyse_spec, markdown_table
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.spec import BenchmarkSpec
 

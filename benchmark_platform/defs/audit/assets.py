@@ -8,10 +8,15 @@ from collections import Counter
 
 import dagster as dg
 
-from benchmark_platform.audit.calibration import report_markdown
-from benchmark_platform.audit.findings import agent_versions
-from benchmark_platform.audit.pool import kina_screening_counts
-from benchmark_platform.audit.run import audit_discipline, calibrate_spec, judges, settings_digest
+from benchmark_platform.audit import (
+    agent_versions,
+    audit_discipline,
+    calibrate_spec,
+    judge_panel,
+    kina_screening_counts,
+    report_markdown,
+    settings_digest,
+)
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import (
     SINGLE_RUN,
@@ -39,7 +44,7 @@ def _rounded(row: tuple[object, ...]) -> tuple[object, ...]:
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    panel = judges(spec)
+    panel = judge_panel(spec)
 
     @dg.asset(
         key=key(spec, "audit_calibration"),

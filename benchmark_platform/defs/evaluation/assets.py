@@ -10,9 +10,7 @@ import json
 import dagster as dg
 import polars as pl
 
-from benchmark_platform.analysis.accuracy import leaderboard
-from benchmark_platform.analysis.matrix import ScoreMatrix
-from benchmark_platform.analysis.report import markdown_table
+from benchmark_platform.analysis import ScoreMatrix, leaderboard, markdown_table
 from benchmark_platform.defs.common import (
     MODEL_TAG,
     SINGLE_RUN,
@@ -24,10 +22,13 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.inputs.versions import RESULT_FILES
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
-from benchmark_platform.evaluation.answering import AnswerProtocol
-from benchmark_platform.evaluation.persist import EvaluationRun
-from benchmark_platform.evaluation.run import ResultsImportError, evaluate_discipline
-from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.evaluation import (
+    AnswerProtocol,
+    EvaluationRun,
+    ResultsImportError,
+    evaluate_discipline,
+    telemetry_summary,
+)
 from benchmark_platform.spec import BenchmarkSpec
 
 

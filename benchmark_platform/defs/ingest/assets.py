@@ -17,9 +17,7 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.defs.inputs.versions import SOURCE_RECORDINGS, source_version
-from benchmark_platform.ingest.persist import store_ingest
-from benchmark_platform.ingest.snapshot import recorded_version
-from benchmark_platform.ingest.source_checks import CHECKS, check_source, source_rows
+from benchmark_platform.ingest import CHECKS, check_source, recorded_version, source_rows, store_ingest
 from benchmark_platform.spec import BenchmarkSpec
 
 

@@ -7,10 +7,15 @@ from typing import Literal
 
 import dagster as dg
 
+from benchmark_platform.ingest import (
+    FetchPolicy,
+    IngestResult,
+    LiveFetcher,
+    SnapshotStore,
+    ingest_source,
+    replay_source,
+)
 from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.ingest.fetch import FetchPolicy, LiveFetcher
-from benchmark_platform.ingest.run import IngestResult, ingest_source, replay_source
-from benchmark_platform.ingest.snapshot import SnapshotStore
 
 
 class SourceFetcher(dg.ConfigurableResource):
