@@ -8,26 +8,27 @@ from typing import TYPE_CHECKING
 from benchmark_platform._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from benchmark_platform.analysis.accuracy import leaderboard
     from benchmark_platform.analysis.fidelity import holdout_validation
     from benchmark_platform.analysis.irt import correctness_matrix, fit_irt
-    from benchmark_platform.analysis.matrix import ScoreMatrix
-    from benchmark_platform.analysis.report import markdown_table
-    from benchmark_platform.analysis.run import NoAnswersError, analyse_spec
+    from benchmark_platform.analysis.run import (
+        NoAnswersError,
+        analyse_spec,
+        evaluation_tables,
+        report_tables,
+        telemetry_table,
+    )
     from benchmark_platform.analysis.stability import resolvability_summary
-    from benchmark_platform.analysis.statistics import OVERALL
 else:
     __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "NoAnswersError",
-    "OVERALL",
-    "ScoreMatrix",
     "analyse_spec",
     "correctness_matrix",
+    "evaluation_tables",
     "fit_irt",
     "holdout_validation",
-    "leaderboard",
-    "markdown_table",
+    "report_tables",
     "resolvability_summary",
+    "telemetry_table",
 ]

@@ -12,17 +12,17 @@ from benchmark_platform._exports import lazy_exports
 if TYPE_CHECKING:
     from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
     from benchmark_platform.audit.calibration import advisory_agents, read_gold_sheet, report_markdown
-    from benchmark_platform.audit.findings import AGENTS, agent_versions
+    from benchmark_platform.audit.findings import AGENTS
     from benchmark_platform.audit.goldsheet import sheet_rubrics, stratified_sample, write_gold_sheet
     from benchmark_platform.audit.judges import JudgeAgent
     from benchmark_platform.audit.persist import gold_digest, load_gold_candidates, store_gold_sheets
-    from benchmark_platform.audit.pool import kina_screening_counts
     from benchmark_platform.audit.run import (
         audit_discipline,
         calibrate_spec,
+        calibration_report,
+        code_version,
         judge_panel,
         pending_audit,
-        settings_digest,
         sheet_kappa_report,
     )
 else:
@@ -33,17 +33,16 @@ __all__ = [
     "DETERMINISTIC_AGENTS",
     "JudgeAgent",
     "advisory_agents",
-    "agent_versions",
     "audit_discipline",
     "calibrate_spec",
+    "calibration_report",
+    "code_version",
     "gold_digest",
     "judge_panel",
-    "kina_screening_counts",
     "load_gold_candidates",
     "pending_audit",
     "read_gold_sheet",
     "report_markdown",
-    "settings_digest",
     "sheet_kappa_report",
     "sheet_rubrics",
     "store_gold_sheets",
