@@ -1,9 +1,9 @@
 """Lazy package exports (PEP 562), the one mechanism every stage's `__init__.py` uses.
 
 A package lists the names other packages may import in `__all__` and imports them under `if TYPE_CHECKING:` (so mypy
-and editors see them); at run time `lazy_exports` reads that block and imports a name's module on first use. Importing
-a config leaf (`benchmark_platform.centrality.config`, which the spec composes) so runs its package's `__init__`
-without loading the stage's numpy, psycopg or model machinery.
+and editors see them); at run time `lazy_exports` reads that block and imports a name's module on first use. So
+importing a config leaf (`benchmark_platform.centrality.config`, which the spec composes) runs its package's
+`__init__` without loading the stage's numpy, psycopg or model machinery.
 
     if TYPE_CHECKING:
         from benchmark_platform.centrality.run import score_facts
