@@ -80,7 +80,8 @@ def _imports(name: str, path: Path) -> Iterator[Import]:
     one of its names counts as an import of that name's module instead."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    reexports = [n for n in tree.body if isinstance(n, ast.If) and _origins(name)] if path.name == "__init__.py" else []
+    lazy = path.name == "__init__.py" and _origins(name)
+    reexports = [n for n in tree.body if lazy and isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
     skipped = {id(node) for block in reexports for node in ast.walk(block)}
     for node in ast.walk(tree):
         if id(node) in skipped:
