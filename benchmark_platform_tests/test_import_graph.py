@@ -8,6 +8,7 @@ the failure from import time to call time) and one under `if TYPE_CHECKING:` (my
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark_platform._exports import export_origins
 from benchmark_platform.paths import PACKAGE_DIR
 
 ROOT = "benchmark_platform"
@@ -25,6 +27,7 @@ LEAF_THIRD_PARTY = {"pydantic", "yaml"}
 # leaves of the platform that are no stage's config (safeyaml: the one YAML reader, over `inputs`' limits)
 SPEC_HELPERS = {f"{ROOT}.keys", f"{ROOT}.paths", f"{ROOT}.safeyaml", f"{ROOT}.inputs"}
 HELPER_LEAVES = SPEC_HELPERS | {
+    f"{ROOT}._exports",  # the lazy exports every package `__init__` uses
     f"{ROOT}.centrality.config",  # centrality's config leaf (selection's config embeds it)
     f"{ROOT}.review.models",  # the review policy and records review/config.py embeds
     f"{ROOT}.review.rubrics",
@@ -65,10 +68,24 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def _origins(package: str) -> dict[str, str]:
+    """A package's lazy exports: name -> the module it comes from (empty for a module or an eager `__init__`)."""
+    path = MODULES.get(package)
+    return export_origins(path) if path is not None and path.name == "__init__.py" else {}
+
+
 def _imports(name: str, path: Path) -> Iterator[Import]:
-    """Every module `name` imports, at any depth of its code; a platform name resolved to the module it names."""
+    """Every module `name` imports, at any depth of its code; a platform name resolved to the module it names, a lazy
+    export to the module it comes from. A lazy `__init__`'s own `if TYPE_CHECKING:` block runs nothing: each import of
+    one of its names counts as an import of that name's module instead."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lazy = path.name == "__init__.py" and _origins(name)
+    reexports = [n for n in tree.body if lazy and isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    skipped = {id(node) for block in reexports for node in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(name, alias.name, node.lineno)
@@ -79,7 +96,8 @@ def _imports(name: str, path: Path) -> Iterator[Import]:
                 base = ".".join([*anchor, *([node.module] if node.module else [])])
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
-                yield Import(name, submodule if submodule in MODULES else base, node.lineno)
+                origin = _origins(base).get(alias.name, submodule)
+                yield Import(name, origin if origin in MODULES else base, node.lineno)
 
 
 IMPORTS = list(dict.fromkeys(imp for name, path in sorted(MODULES.items()) for imp in _imports(name, path)))
@@ -237,31 +255,37 @@ def test_importing_the_spec_loads_no_third_party_package_besides_pydantic_and_ya
     assert {"pydantic", "PyYAML"} <= loaded
 
 
-# Issue 37, one anatomy: the stage packages below keep their internals to themselves and have no module cycle inside.
-# generation, facts, review and cli are exempt for now (other branches reshape them); defs and bench, the Dagster
-# wiring and the benchmarks, import the run modules and cores they drive.
+# Issue 37, one anatomy: every stage package and the shared ones keep their internals to themselves (their lazy
+# `__init__` exports the rest) and have no module cycle inside. The benchmarks, like the tests, may measure internals.
 ANATOMY_STAGES = (
-    "anchors",
-    "centrality",
-    "selection",
-    "itembank",
-    "evaluation",
     "analysis",
+    "anchors",
     "audit",
-    "release",
     "automation",
+    "centrality",
+    "embed",
+    "evaluation",
+    "facts",
+    "generation",
     "ingest",
+    "itembank",
+    "llm",
+    "release",
+    "review",
+    "selection",
+    "spec",
+    "store",
 )
-ANATOMY_EXEMPT_IMPORTERS = ("generation", "facts", "review", "cli", "defs", "bench")
+ANATOMY_EXEMPT_IMPORTERS = ("bench",)
 
 
-def _exported(package: str) -> set[str] | None:
-    """The names a package's `__init__` lists in `__all__` (None: it exports nothing yet)."""
+def _exported(package: str) -> set[str]:
+    """The names a package's `__init__` lists in `__all__`."""
     tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             return {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
-    return None
+    return set()
 
 
 def _top(module: str) -> str:
@@ -269,8 +293,8 @@ def _top(module: str) -> str:
 
 
 def test_no_stage_imports_another_stages_unexported_names():
-    """Across covered stages, a core imports the package (`from benchmark_platform.anchors import x`, x in its
-    `__all__`) or a config leaf, never another module. Packages that export nothing yet are listed as such."""
+    """Across packages, a module imports the package (`from benchmark_platform.anchors import x`, x in its `__all__`)
+    or a config leaf, never another module."""
     offenders = []
     for name, path in sorted(MODULES.items()):
         if _top(name) in ANATOMY_EXEMPT_IMPORTERS or name == ROOT:
@@ -279,21 +303,35 @@ def test_no_stage_imports_another_stages_unexported_names():
             if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
                 continue
             module = node.module
-            if not module.startswith(ROOT + ".") or _top(module) == _top(name):
+            if not module.startswith(ROOT + ".") or _top(module) == _top(name) or _top(module) not in ANATOMY_STAGES:
                 continue
             stage = f"{ROOT}.{_top(module)}"
-            if _top(module) not in ANATOMY_STAGES or module in LEAVES or _exported(stage) is None:
-                continue
-            exported = _exported(stage) or set()
             if module != stage:
-                offenders.append(f"{name}:{node.lineno} imports {module} (use {stage}'s exports)")
-            else:
-                offenders += [
-                    f"{name}:{node.lineno} imports {stage}.{a.name}, not in its __all__"
-                    for a in node.names
-                    if a.name not in exported
-                ]
+                if module not in LEAVES:
+                    offenders.append(f"{name}:{node.lineno} imports {module} (use {stage}'s exports)")
+                continue
+            offenders += [
+                f"{name}:{node.lineno} imports {stage}.{a.name}, not in its __all__"
+                for a in node.names
+                if a.name not in _exported(stage)
+            ]
     assert not offenders, "\n".join(offenders)
+
+
+def test_every_export_is_lazy_and_loads():
+    """A package's `__all__` is what its `if TYPE_CHECKING:` block imports (the spec, a leaf, imports its own eagerly);
+    no export is named like a submodule (importing that submodule would replace the name with the module), and each
+    one loads."""
+    problems = []
+    for top in ANATOMY_STAGES:
+        package = f"{ROOT}.{top}"
+        exported, lazy = _exported(package), set(_origins(package))
+        if top != "spec" and exported != lazy:
+            problems.append(f"{package}: __all__ and the TYPE_CHECKING imports differ by {sorted(exported ^ lazy)}")
+        problems += [f"{package}.{n} is also a submodule" for n in exported if f"{package}.{n}" in MODULES]
+        module = importlib.import_module(package)
+        problems += [f"{package}.{n} does not load" for n in sorted(exported) if getattr(module, n, None) is None]
+    assert not problems, "\n".join(problems)
 
 
 def test_no_module_cycle_inside_a_covered_stage():

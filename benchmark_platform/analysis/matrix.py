@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from benchmark_platform.evaluation.results import validate_results
+from benchmark_platform.evaluation import validate_results
 from benchmark_platform.runtime import single_threaded_blas
 
 PERCENT = 100.0

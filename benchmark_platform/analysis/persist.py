@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, AnalysisReport, ConfigInfo
-from benchmark_platform.evaluation.items import LETTERS
+from benchmark_platform.evaluation import LETTERS
 from benchmark_platform.store import Database, as_json, insert_rows
 
 _ANSWERS = """

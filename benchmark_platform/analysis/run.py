@@ -1,5 +1,5 @@
 """The analysis stage (unpartitioned): every statistic of the spec's stored evaluation answers (statistics.py's `analyse`),
-stored in PostgreSQL in one transaction."""
+stored in PostgreSQL in one transaction; and the Markdown tables the analysis and evaluation assets show."""
 
 from __future__ import annotations
 
@@ -8,16 +8,36 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from benchmark_platform.analysis.accuracy import leaderboard
 from benchmark_platform.analysis.irt import pool_accuracy_table
+from benchmark_platform.analysis.matrix import ScoreMatrix
 from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
+from benchmark_platform.analysis.report import markdown_table
 from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, OVERALL, AnalysisReport, analyse
-from benchmark_platform.evaluation.importers import read_spec_imports
-from benchmark_platform.evaluation.persist import spec_item_disciplines
-from benchmark_platform.evaluation.results import RESULT_COLUMNS
-from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.evaluation import (
+    RESULT_COLUMNS,
+    EvaluationRun,
+    read_spec_imports,
+    spec_item_disciplines,
+    telemetry_summary,
+)
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
+
+# the report's tables the analysis asset shows beside the leaderboard
+SHOWN = (
+    "ranking_stability",
+    "tiers",
+    "discrimination",
+    "self_preference",
+    "reasoning_lift",
+    "tool_use",
+    "closed_book",
+    "cost_frontier",
+    "scaling",
+    "telemetry",
+)
 
 
 class NoAnswersError(LookupError):
@@ -91,3 +111,36 @@ def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, rele
     with single_threaded_blas():
         table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name))
     return table if table.height and int(table["pool_items"][0]) > released else None
+
+
+def report_tables(report: AnalysisReport) -> dict[str, str]:
+    """The analysis asset's tables as Markdown: the leaderboard, then the report's SHOWN tables."""
+    board = report.accuracy.filter(grouping=OVERALL).sort("rank").drop("grouping", "group_value")
+    return {
+        "leaderboard (%, bootstrap 95% CI)": markdown_table(board),
+        **{name: markdown_table(report.tables[name], digits=3) for name in SHOWN if name in report.tables},
+    }
+
+
+def evaluation_tables(spec: BenchmarkSpec, runs: list[EvaluationRun]) -> tuple[int, dict[str, str]]:
+    """A discipline's evaluation runs: their answers and, as Markdown, each configuration's accuracy with its
+    bootstrap CI and the model runs' telemetry (the evaluation asset's metadata)."""
+    answers = pl.concat(
+        [run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct") for run in runs]
+    )
+    board = leaderboard(
+        ScoreMatrix.from_results(answers),
+        B=spec.analysis.bootstrap_samples,
+        seed=spec.seed,
+        min_answered_share=spec.analysis.min_answered_share,
+    )
+    tables = {"accuracy (%, bootstrap 95% CI)": markdown_table(board.drop("n_items"))}
+    telemetry = [run.answers for run in runs if run.kind == "model"]
+    if telemetry:
+        tables["telemetry per configuration"] = telemetry_table(pl.concat(telemetry))
+    return answers.height, tables
+
+
+def telemetry_table(answers: pl.DataFrame) -> str:
+    """Tokens, latency and cost per configuration of model answers, as Markdown."""
+    return markdown_table(telemetry_summary(answers), digits=4)

@@ -4,32 +4,39 @@ io.py parses a discipline's files, persist.py stores and reads imports, run.py i
 stages after anchors read the stored import (`current_anchors`), never the files.
 """
 
-from benchmark_platform.anchors.io import (
-    MAIN_FILE,
-    AnchorFileError,
-    anchor_files,
-    has_anchor_files,
-    load_anchor_root,
-    load_anchor_set,
-    version_of,
-)
-from benchmark_platform.anchors.models import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
-from benchmark_platform.anchors.persist import (
-    StaleAnchorImportError,
-    StoredAnchors,
-    current_anchors,
-    latest_import_versions,
-    record_import,
-)
-from benchmark_platform.anchors.run import AnchorImport, import_anchors
+from typing import TYPE_CHECKING
+
+from benchmark_platform._exports import lazy_exports
+
+if TYPE_CHECKING:
+    from benchmark_platform.anchors.io import (
+        MAIN_FILE,
+        AnchorFileError,
+        anchor_files,
+        has_anchor_files,
+        load_anchor_root,
+        load_anchor_set,
+        version_of,
+    )
+    from benchmark_platform.anchors.models import AnchorItem, AnchorSet, LabelledItem, PairLabel, Prototype, Stratum
+    from benchmark_platform.anchors.persist import (
+        StaleAnchorImportError,
+        StoredAnchors,
+        current_anchors,
+        latest_import_versions,
+        record_import,
+    )
+    from benchmark_platform.anchors.run import AnchorImport, import_anchors
+else:
+    __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
-    "MAIN_FILE",
     "AnchorFileError",
     "AnchorImport",
     "AnchorItem",
     "AnchorSet",
     "LabelledItem",
+    "MAIN_FILE",
     "PairLabel",
     "Prototype",
     "StaleAnchorImportError",

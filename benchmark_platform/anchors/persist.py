@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark_platform.anchors.models import AnchorSet
-from benchmark_platform.store import Database, insert_rows
-from benchmark_platform.store.current import clear_current, make_current
-from benchmark_platform.store.db import returned
+from benchmark_platform.store import Database, clear_current, insert_rows, make_current, returned
 
 
 def record_import(db: Database, spec: str, anchors: AnchorSet) -> tuple[int, bool]:

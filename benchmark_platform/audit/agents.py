@@ -22,7 +22,7 @@ from benchmark_platform.audit.config import AuditConfig
 from benchmark_platform.audit.grounding import AGENT as GROUNDING_AGENT
 from benchmark_platform.audit.grounding import VERSION as GROUNDING_VERSION
 from benchmark_platform.audit.grounding import Grounding, verify
-from benchmark_platform.generation.model import norm
+from benchmark_platform.generation import norm
 
 if TYPE_CHECKING:
     from matplotlib.mathtext import MathTextParser

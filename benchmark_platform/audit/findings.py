@@ -18,8 +18,8 @@ from typing import Any
 from benchmark_platform.audit.agents import ITEM_AGENTS, Agent, AuditItem, Finding, Severity
 from benchmark_platform.audit.judges import JUDGE_AGENTS, JudgeAgent, Panel
 from benchmark_platform.audit.pool import POOL_AGENTS, AgentResult, AuditContext, PoolAgent
+from benchmark_platform.llm import Gateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import Gateway
 
 AnyAgent = Agent | PoolAgent | JudgeAgent
 AGENTS: tuple[AnyAgent, ...] = (*ITEM_AGENTS, *POOL_AGENTS, *JUDGE_AGENTS)

@@ -26,10 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from benchmark_platform.generation import MULTI_VALUE, norm, numeric, type_label, value_type
 from benchmark_platform.generation.config import DETERMINISTIC
-from benchmark_platform.generation.distractors import type_label
-from benchmark_platform.generation.model import norm, value_type
-from benchmark_platform.generation.templates import MULTI_VALUE, numeric
 
 AGENT, VERSION = "G1_grounding", "1"
 Kind = Literal["facts", "llm", "imported"]

@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from benchmark_platform.audit.agents import ITEM_AGENTS, LETTERS, AuditItem, Finding, Severity
 from benchmark_platform.audit.pool import AgentResult, AuditContext
+from benchmark_platform.llm import ChatRequest, Gateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import ChatRequest, Gateway
 
 T = TypeVar("T")
 

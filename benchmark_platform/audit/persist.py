@@ -15,9 +15,7 @@ from benchmark_platform.audit.goldsheet import GoldCandidate
 from benchmark_platform.audit.grounding import ProofFact, from_generation
 from benchmark_platform.audit.policy import HUMAN_KEY_RUBRIC, Action, KeyRating
 from benchmark_platform.audit.pool import Answer
-from benchmark_platform.store import Database, as_json, insert_rows
-from benchmark_platform.store.current import make_current
-from benchmark_platform.store.db import returned
+from benchmark_platform.store import Database, as_json, insert_rows, make_current, returned
 
 __all__ = [
     "audit_run_exists",

@@ -21,10 +21,9 @@ import numpy as np
 
 from benchmark_platform.audit.agents import K2_FORMATTING, AuditItem, Finding, Severity
 from benchmark_platform.audit.config import AuditConfig
-from benchmark_platform.embed import Embedder
-from benchmark_platform.embed.exact import integer_rows, similarities
+from benchmark_platform.embed import Embedder, integer_rows, similarities
+from benchmark_platform.generation import COMPARISON_ASKS, asked_question, norm
 from benchmark_platform.generation.config import DETERMINISTIC
-from benchmark_platform.generation.model import COMPARISON_ASKS, asked_question, norm
 
 if TYPE_CHECKING:
     from spacy.language import Language

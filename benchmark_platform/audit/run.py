@@ -4,6 +4,7 @@ the agents on the gold labels, and the kappa report of gold sheets read straight
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -11,8 +12,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS, K2_FORMATTING, AuditItem
-from benchmark_platform.audit.calibration import KappaRow, advisory_agents, calibrate, human_defects, read_gold_sheet
-from benchmark_platform.audit.findings import AGENTS, AnyAgent, AuditOutcome, PreviousFindings, inputs_hash, run_audit
+from benchmark_platform.audit.calibration import (
+    KappaRow,
+    advisory_agents,
+    calibrate,
+    human_defects,
+    read_gold_sheet,
+    report_markdown,
+)
+from benchmark_platform.audit.findings import (
+    AGENTS,
+    AnyAgent,
+    AuditOutcome,
+    PreviousFindings,
+    agent_versions,
+    inputs_hash,
+    run_audit,
+)
 from benchmark_platform.audit.judges import B1_TRI_JUDGE_ANSWER, B2_CLOSED_BOOK
 from benchmark_platform.audit.persist import (
     audit_run_exists,
@@ -33,12 +49,13 @@ from benchmark_platform.audit.pool import (
     K3_FLAGSHIP_DIFFICULTY,
     Answer,
     AuditContext,
+    kina_screening_counts,
     load_human_reference,
 )
 from benchmark_platform.embed import Embedder
-from benchmark_platform.evaluation.importers import read_import_once
+from benchmark_platform.evaluation import read_import_once
+from benchmark_platform.llm import Gateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import Gateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 
@@ -53,8 +70,12 @@ class DisciplineAudit:
     outcome: AuditOutcome
     actions: list[Action]
 
+    def kina_screening(self) -> dict[str, int]:
+        """KINA 4.1 stage 1 on this discipline: audited, failed by K1 / K2 / K3, screened in."""
+        return kina_screening_counts(self.outcome.findings)
 
-def judges(spec: BenchmarkSpec) -> list[ModelConfig]:
+
+def judge_panel(spec: BenchmarkSpec) -> list[ModelConfig]:
     """The judge panel's model configs (the spec's validators checked that `audit.judges` names known models)."""
     known = {m.name: m for m in spec.models}
     return [known[n] for n in spec.audit.judges]
@@ -72,6 +93,18 @@ def settings_digest(spec: BenchmarkSpec) -> str:
     return json.dumps(spec.audit.model_dump(mode="json"), sort_keys=True)
 
 
+def code_version(spec: BenchmarkSpec) -> str:
+    """The audit assets' code version: changes with any agent's version (prompts included), the audit section
+    (thresholds, judges) or the seed."""
+    payload = repr([agent_versions(), settings_digest(spec), spec.seed])
+    return "audit-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def calibration_report(rows: Sequence[KappaRow], spec: BenchmarkSpec) -> str:
+    """The calibration's kappas as Markdown, each agent's status against the spec's advisory threshold."""
+    return report_markdown(rows, spec.audit.kappa_advisory_below)
+
+
 async def audit_discipline(
     db: Database,
     spec: BenchmarkSpec,
@@ -85,7 +118,7 @@ async def audit_discipline(
     _, previous = load_previous(db, spec.name, discipline)
     ctx = _context(spec, embedder)
     ctx.answers = _answers(db, spec, discipline, items)
-    outcome = await run_audit(items, ctx, previous, gateway, judges(spec), spec.seed, agents)
+    outcome = await run_audit(items, ctx, previous, gateway, judge_panel(spec), spec.seed, agents)
     calibration = load_calibration(db, spec.name)
     vetoes = _human_vetoes(db, spec, items)
     actions = with_vetoes(apply_policy(outcome.findings, spec.audit, advisory_agents(calibration)), vetoes)

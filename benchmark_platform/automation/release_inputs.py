@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmark_platform.store import Database
 
-SAMPLE = 20
+CHECK_SAMPLE = 20
 
 _LATEST = """latest AS (SELECT audit_run_id, discipline FROM current_audit_runs WHERE spec = %(spec)s)"""
 

@@ -28,11 +28,11 @@ import uvloop
 
 from benchmark_platform.bench.llm_gateway import CLIENT_CORE, ScriptedProcess, _drop, _fresh_database
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.generation.build import generate
 from benchmark_platform.generation.config import PseudoMcqConfig
 from benchmark_platform.generation.distractors import EntityCatalogue
 from benchmark_platform.generation.model import Entity, Fact, norm
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
-from benchmark_platform.generation.build import generate
 from benchmark_platform.generation.strategies import cloze_item, mine_all
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig

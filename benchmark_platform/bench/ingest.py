@@ -15,10 +15,10 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmark_platform.ingest import replay_source
 from benchmark_platform.ingest.adapters import read_source
 from benchmark_platform.ingest.fetch import Fetched, ReplayFetcher
 from benchmark_platform.ingest.records import Document, ProvenanceError, verify_provenance
-from benchmark_platform.ingest.run import replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec

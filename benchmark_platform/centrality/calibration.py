@@ -10,7 +10,7 @@ from scipy.special import expit
 # scikit-learn ships no type information: pyproject.toml lets mypy treat it as untyped
 from sklearn.isotonic import IsotonicRegression
 
-from benchmark_platform.embed.exact import fixed_matvec, quantise
+from benchmark_platform.embed import fixed_matvec, quantise
 
 
 class Calibrator:

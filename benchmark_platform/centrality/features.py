@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from benchmark_platform.centrality.models import Signature
-from benchmark_platform.embed.exact import rowwise_similarities
+from benchmark_platform.embed import rowwise_similarities
 
 PAIR_FEATURES = (
     "sim_e",

@@ -17,9 +17,8 @@ from benchmark_platform.centrality.persist import fact_candidates, write_central
 from benchmark_platform.centrality.scoring import CentralityResult, score_discipline
 from benchmark_platform.centrality.signature import PROMPT_PATH, gateway_completion
 from benchmark_platform.embed import Embedder
+from benchmark_platform.llm import GatewayTotals, OpenGateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import GatewayTotals
-from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 

@@ -33,7 +33,7 @@ from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.features import PairFeaturizer, TextSpace
 from benchmark_platform.centrality.models import Candidate, Signature
 from benchmark_platform.centrality.signature import Complete, fallback_signatures, llm_signatures, uncertainty_set
-from benchmark_platform.embed.exact import fixed_matvec, integer_rows, similarities, top_k
+from benchmark_platform.embed import fixed_matvec, integer_rows, similarities, top_k
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -23,8 +23,7 @@ from benchmark_platform.anchors import AnchorSet
 from benchmark_platform.centrality.config import CentralityParams
 from benchmark_platform.centrality.features import TextSpace
 from benchmark_platform.centrality.models import Signature
-from benchmark_platform.llm.gateway import ChatRequest, Gateway
-from benchmark_platform.llm.structured import ExtractionError, extract
+from benchmark_platform.llm import ChatRequest, ExtractionError, Gateway, extract
 
 PROMPT_PATH = Path(__file__).resolve().parent / "prompts" / "signature.md"
 RECHECK_NOTE = "This is a second, independent check of an item whose first alignment was uncertain; judge afresh."

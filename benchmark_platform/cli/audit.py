@@ -65,8 +65,7 @@ def limits_of(args: argparse.Namespace) -> InputLimits:
 
 
 def _import_gold(args: argparse.Namespace) -> int:
-    from benchmark_platform.audit.calibration import read_gold_sheet
-    from benchmark_platform.audit.persist import store_gold_sheets
+    from benchmark_platform.audit import read_gold_sheet, store_gold_sheets
     from benchmark_platform.store import Database, database_url, migrate
 
     limits = limits_of(args)
@@ -86,8 +85,7 @@ def _import_gold(args: argparse.Namespace) -> int:
 def _recalibrate(db: Database, names: list[str] | None) -> None:
     """The calibration of each spec on the gold labels now stored (what the asset `audit_calibration` does): the
     next run's audit then applies the new advisory set (it is part of the audit's digest), in the same run."""
-    from benchmark_platform.audit.calibration import advisory_agents
-    from benchmark_platform.audit.run import calibrate_spec
+    from benchmark_platform.audit import advisory_agents, calibrate_spec
     from benchmark_platform.embed import StaticEmbedder
     from benchmark_platform.paths import SPECS_DIR
     from benchmark_platform.spec import load_spec
@@ -106,8 +104,7 @@ def _recalibrate(db: Database, names: list[str] | None) -> None:
 
 
 def _gold_sheet(args: argparse.Namespace) -> int:
-    from benchmark_platform.audit.goldsheet import sheet_rubrics, stratified_sample, write_gold_sheet
-    from benchmark_platform.audit.persist import load_gold_candidates
+    from benchmark_platform.audit import load_gold_candidates, sheet_rubrics, stratified_sample, write_gold_sheet
     from benchmark_platform.spec import load_spec
     from benchmark_platform.store import Database, database_url, migrate
 
@@ -134,8 +131,7 @@ def _gold_sheet(args: argparse.Namespace) -> int:
 
 
 def _kappa(args: argparse.Namespace) -> int:
-    from benchmark_platform.audit.calibration import report_markdown
-    from benchmark_platform.audit.run import sheet_kappa_report
+    from benchmark_platform.audit import report_markdown, sheet_kappa_report
     from benchmark_platform.embed import StaticEmbedder
     from benchmark_platform.spec import load_spec
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from benchmark_platform.store import Database, migrate
-from benchmark_platform.store.embedded import EmbeddedPostgres
-from benchmark_platform.store.settings import DATABASE_URL_ENV, configured_url, database_url, redact
+from benchmark_platform.store import (
+    DATABASE_URL_ENV,
+    Database,
+    EmbeddedPostgres,
+    configured_url,
+    database_url,
+    migrate,
+    redact,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

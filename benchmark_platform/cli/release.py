@@ -70,7 +70,7 @@ def _release_dir(ref: str, spec: str, root: Path) -> Path:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from benchmark_platform.release.bundle import read_manifest, verify_release
+    from benchmark_platform.release import read_manifest, verify_release
 
     manifest = read_manifest(args.path)  # a missing or damaged manifest: one error line (cli/main.py)
     problems = verify_release(args.path)
@@ -94,7 +94,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     from benchmark_platform.cli.run import prepare_environment
     from benchmark_platform.defs.common import DatabaseResource
     from benchmark_platform.defs.release.rebuild import rebuild_release
-    from benchmark_platform.store.runlock import spec_lock
+    from benchmark_platform.store import spec_lock
 
     name, spec_directory = _spec_ref(args.spec)
     directory = args.root / name / args.version
@@ -130,7 +130,7 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 def _check_committed_digest(spec_name: str, directory: Path) -> bool:
     """Compare a release with the digest its bundled spec commits (issue 30); True when equal or when there is none."""
-    from benchmark_platform.release.digest import committed_digest, first_difference, release_digest
+    from benchmark_platform.release import committed_digest, first_difference, release_digest
     from benchmark_platform.spec import load_spec
 
     try:
@@ -148,7 +148,7 @@ def _check_committed_digest(spec_name: str, directory: Path) -> bool:
 
 
 def _digest(args: argparse.Namespace) -> int:
-    from benchmark_platform.release.digest import (
+    from benchmark_platform.release import (
         DIGEST_FILE,
         DigestError,
         committed_digest,
@@ -156,8 +156,7 @@ def _digest(args: argparse.Namespace) -> int:
         first_difference,
         release_digest,
     )
-    from benchmark_platform.spec import load_spec
-    from benchmark_platform.spec.loader import SpecError
+    from benchmark_platform.spec import SpecError, load_spec
 
     try:
         spec = load_spec(args.spec)
@@ -183,7 +182,7 @@ def _digest(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from benchmark_platform.release.bundle import diff_releases
+    from benchmark_platform.release import diff_releases
 
     old, new = _release_dir(args.old, args.spec, args.root), _release_dir(args.new, args.spec, args.root)
     for path in (old, new):
@@ -199,7 +198,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from benchmark_platform.release.bundle import list_releases
+    from benchmark_platform.release import list_releases
 
     kept = list_releases(args.root)
     if not kept:
@@ -225,7 +224,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from benchmark_platform.release.report.serve import view
+    from benchmark_platform.release import view
 
     try:
         view(

@@ -102,7 +102,7 @@ def _database() -> Database:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from benchmark_platform.review.web import ReviewSite, create_app, server_config
+    from benchmark_platform.review import ReviewSite, create_app, server_config
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -114,8 +114,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _add_reviewer(args: argparse.Namespace) -> int:
+    from benchmark_platform.review import add_reviewer
     from benchmark_platform.review.models import Reviewer
-    from benchmark_platform.review.persist import add_reviewer
 
     disciplines = _names(args.disciplines)
     try:
@@ -153,7 +153,7 @@ def _exam(text: str) -> tuple[str, int, bool]:
 
 
 def _edit_reviewer(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.persist import ReviewerChange, edit_reviewer, load_reviewers
+    from benchmark_platform.review import ReviewerChange, edit_reviewer, load_reviewers
 
     db = _database()
     try:
@@ -189,7 +189,7 @@ def _edit_reviewer(args: argparse.Namespace) -> int:
 
 
 def _assign(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.persist import assign_partition
+    from benchmark_platform.review import assign_partition
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -203,8 +203,7 @@ def _assign(args: argparse.Namespace) -> int:
 
 
 def _settle(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.persist import settle_partition
-    from benchmark_platform.review.workflow import settlement_text
+    from benchmark_platform.review import settle_partition, settlement_text
     from benchmark_platform.spec import load_spec
 
     spec = load_spec(args.spec)
@@ -217,7 +216,7 @@ def _settle(args: argparse.Namespace) -> int:
 
 
 def _appeal(args: argparse.Namespace) -> int:
-    from benchmark_platform.review.persist import file_appeal
+    from benchmark_platform.review import file_appeal
 
     try:
         handles = file_appeal(_database(), args.item_id, args.evidence)
@@ -248,7 +247,7 @@ def _names(text: str) -> frozenset[str]:
 def _simulate(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from benchmark_platform.review.simround import SimulationConfig, simulate_review_round
+    from benchmark_platform.review import SimulationConfig, simulate_review_round
 
     result = simulate_review_round(SimulationConfig(items_per_discipline=args.items_per_discipline, seed=args.seed))
     ledger = result.ledger()

@@ -17,9 +17,16 @@ from pathlib import Path
 from benchmark_platform.cli.progress import benchmark_summary
 from benchmark_platform.paths import LOCAL_DIR, PROJECT_ROOT, RELEASES_DIR
 from benchmark_platform.spec import DEFAULT_SPEC, BenchmarkSpec, load_spec
-from benchmark_platform.store import Database, dagster_database_url, database_url, migrate
-from benchmark_platform.store.runlock import spec_lock
-from benchmark_platform.store.settings import DAGSTER_DATABASE_URL_ENV, DATABASE_URL_ENV, redact
+from benchmark_platform.store import (
+    DAGSTER_DATABASE_URL_ENV,
+    DATABASE_URL_ENV,
+    Database,
+    dagster_database_url,
+    database_url,
+    migrate,
+    redact,
+    spec_lock,
+)
 
 DEFAULT_RUN_SPECS = (DEFAULT_SPEC, "mmlu_pro")  # what `make run` builds: the wine benchmark and compact MMLU-Pro
 SUMMARY_TABLES = ("documents", "facts", "selected_facts", "items", "item_facts", "audit_findings", "evaluation_answers")

@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmark_platform.spec import SpecError, load_spec
-from benchmark_platform.spec.loader import spec_path
+from benchmark_platform.spec import SpecError, load_spec, spec_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,8 +53,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _drop(args: argparse.Namespace) -> int:
-    from benchmark_platform.store import Database, database_url, migrate
-    from benchmark_platform.store.drop import drop_spec, spec_row_counts
+    from benchmark_platform.store import Database, database_url, drop_spec, migrate, spec_row_counts
 
     name = load_spec(args.spec).name if args.spec.endswith((".yaml", ".yml")) else args.spec
     db = Database(database_url(start_embedded=True))

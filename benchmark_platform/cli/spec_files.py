@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from benchmark_platform.anchors.io import has_anchor_files, load_anchor_set
-from benchmark_platform.itembank.read import BankFile
-from benchmark_platform.itembank.run import load_bank
+from benchmark_platform.anchors import has_anchor_files, load_anchor_set
+from benchmark_platform.itembank import BankFile, load_bank
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -33,7 +32,7 @@ def check_spec_files(spec: BenchmarkSpec) -> FileCheck:
             out.problems.append(f"bank_items: item_bank.path: {_line(exc)}")
     known = {item.item_id for item in bank.items} if bank else set()
     for i, entry in enumerate(spec.evaluation.imports):
-        from benchmark_platform.evaluation.importers import read_results_import  # polars: only for a spec with imports
+        from benchmark_platform.evaluation import read_results_import  # polars: only for a spec with imports
 
         if entry.format == "answers_csv" and spec.item_bank is not None and bank is None:
             continue  # scored against the bank, whose error is already reported

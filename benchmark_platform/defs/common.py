@@ -11,8 +11,7 @@ import dagster as dg
 
 from benchmark_platform.embed import Embedder
 from benchmark_platform.spec import BenchmarkSpec
-from benchmark_platform.store import Database
-from benchmark_platform.store.settings import DATABASE_URL_ENV
+from benchmark_platform.store import DATABASE_URL_ENV, Database
 
 
 class DatabaseResource(dg.ConfigurableResource):

@@ -16,7 +16,7 @@ import argparse
 import os
 from pathlib import Path
 
-from benchmark_platform.embed import STATIC_MODEL_DIR
+from benchmark_platform.embed.embedders import STATIC_MODEL_DIR
 
 BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PCA_DIMS = 256

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from benchmark_platform.evaluation.runners import AnswerReply, AnswerRequest
-from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, ScoreRequest
+from benchmark_platform.llm import CallResult, ChatRequest, Gateway, ScoreRequest
 
 
 def _check(model: str, results: list[CallResult]) -> None:

@@ -372,8 +372,8 @@ def read_answers_csv(entry: ResultsImport, path: Path, base_dir: Path) -> pl.Dat
     bank's upstream id) and answer, scored against the bank's key. An answer is exactly one option letter (or index,
     as the bank's answer_format) of that item, or the entry's `no_answer` marker (scored wrong, unparsed); anything
     else, an unknown id or model/id given twice, stops with one error naming the row."""
-    from benchmark_platform.itembank.read import csv_records, decode_text, parse_key
-    from benchmark_platform.itembank.run import load_bank  # cached: the bank stage reads the same file
+    # load_bank is cached: the bank stage reads the same file
+    from benchmark_platform.itembank import csv_records, decode_text, load_bank, parse_key
 
     if entry.bank is None:
         raise ValueError(f"{path}: answers_csv needs the spec's item bank (evaluation.imports[].item_bank)")

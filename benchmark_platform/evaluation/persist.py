@@ -9,8 +9,7 @@ import polars as pl
 
 from benchmark_platform.evaluation.items import LETTERS, EvalItem
 from benchmark_platform.evaluation.results import validate_results
-from benchmark_platform.store import Database, as_json, insert_rows
-from benchmark_platform.store.db import returned
+from benchmark_platform.store import Database, as_json, insert_rows, returned
 
 ANSWER_COLUMNS = (
     "evaluation_run_id",

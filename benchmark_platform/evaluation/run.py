@@ -26,9 +26,8 @@ from benchmark_platform.evaluation.runners import (
     evaluate_generative,
     random_baseline,
 )
-from benchmark_platform.itembank.run import load_bank
-from benchmark_platform.llm.gateway import GatewayTotals
-from benchmark_platform.llm.session import OpenGateway
+from benchmark_platform.itembank import load_bank
+from benchmark_platform.llm import GatewayTotals, OpenGateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from benchmark_platform.embed.exact import integer_rows, similarities
+from benchmark_platform.embed import integer_rows, similarities
 from benchmark_platform.facts.models import Candidate
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]  # texts -> L2-normalised rows (embed.Embedder.encode)

@@ -19,9 +19,8 @@ from benchmark_platform.facts.persist import (
     store_extraction,
     store_facts,
 )
+from benchmark_platform.llm import ChatRequest, GatewayTotals, RunBatch
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import ChatRequest, GatewayTotals
-from benchmark_platform.llm.session import RunBatch
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 

@@ -18,8 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from benchmark_platform.embed import Embedder
-from benchmark_platform.embed.exact import integer_rows
+from benchmark_platform.embed import Embedder, integer_rows
 from benchmark_platform.generation import llm_pseudo
 from benchmark_platform.generation import strategies as st
 from benchmark_platform.generation.config import DETERMINISTIC, STRATEGIES, GenerationConfig, QuestionTemplate
@@ -28,7 +27,7 @@ from benchmark_platform.generation.model import Fact, Item, asked_question, norm
 from benchmark_platform.generation.plan import Plan, Slot, balanced_positions, plan
 from benchmark_platform.generation.pseudo_mcq import pseudo_item
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, template_item, templates_version
-from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway
+from benchmark_platform.llm import CallResult, ChatRequest, Gateway
 from benchmark_platform.runtime import frozen_heap, single_threaded_blas
 
 # (slot, request, payload the answer is read against, item parameters) of one LLM slot, and its answer

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmark_platform.embed import Embedder
-from benchmark_platform.embed.exact import integer_rows, similarities
+from benchmark_platform.embed import Embedder, integer_rows, similarities
 from benchmark_platform.generation.model import Fact, norm
 
 SHARED_ATTRIBUTE_BONUS = 0.25

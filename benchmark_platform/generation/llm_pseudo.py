@@ -15,7 +15,7 @@ from benchmark_platform.generation import strategies as st
 from benchmark_platform.generation.config import PseudoMcqConfig
 from benchmark_platform.generation.model import Fact, Item, OptionExplanation
 from benchmark_platform.generation.pseudo_mcq import PseudoMcq, Statement, to_item, validate
-from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform.llm import ChatRequest
 
 PROMPT = "pseudo_mcq"
 

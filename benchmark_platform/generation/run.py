@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmark_platform.embed import Embedder
-from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
 from benchmark_platform.generation.build import GenerationResult, generate
+from benchmark_platform.generation.persist import audit_pass_rates, load_pool, load_selected, store_items
+from benchmark_platform.llm import GatewayTotals, OpenGateway
 from benchmark_platform.llm.config import ModelConfig
-from benchmark_platform.llm.gateway import GatewayTotals
-from benchmark_platform.llm.session import OpenGateway
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database
 

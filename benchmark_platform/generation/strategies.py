@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from benchmark_platform.embed.exact import similarities
+from benchmark_platform.embed import similarities
 from benchmark_platform.generation.config import DETERMINISTIC
 from benchmark_platform.generation.distractors import EntityCatalogue, Query, first_then_all, top, type_label
 from benchmark_platform.generation.model import Entity, Fact, Item, content_id, norm, place_answer, value_type
 from benchmark_platform.generation.templates import FieldIndex, grounding, option_proofs
-from benchmark_platform.llm.gateway import ChatRequest
+from benchmark_platform.llm import ChatRequest
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 CLOZE_VERSION = "cloze-1"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from benchmark_platform.facts.models import one_article
+from benchmark_platform.facts import one_article
 from benchmark_platform.generation.config import DETERMINISTIC, QuestionTemplate
 from benchmark_platform.generation.model import (
     COMPARISON_ASKS,

@@ -8,8 +8,8 @@ their content-derived ids, so facts on an unchanged document survive a rerun. An
 
 from __future__ import annotations
 
+from benchmark_platform.ingest.read import IngestResult
 from benchmark_platform.ingest.records import verify_provenance
-from benchmark_platform.ingest.run import IngestResult
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform.store import Database, as_json, insert_rows
 

@@ -1,49 +1,34 @@
-"""Ingest one source: read it through a fetcher, verify every document's provenance, and return what to store.
-
-`ingest_source` is the whole pure core of the ingest asset; persistence (persist.py) takes its result. A replay
-(`replay_source`) runs the same adapters over the snapshot store with socket connections forbidden, so a replay that
-would need the network fails at once instead of quietly fetching.
-"""
+"""What the source_documents asset calls: read one source (replayed from the snapshot store, or fetched live and
+recorded), store its documents with their verified traces, and check the stored partition."""
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from benchmark_platform.ingest.adapters import read_source
 from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.ingest.fetch import Fetcher, ReplayFetcher, forbid_network
-from benchmark_platform.ingest.records import Document, ProvenanceError, Rejection, verify_provenance
+from benchmark_platform.ingest.fetch import FetchPolicy, LiveFetcher
+from benchmark_platform.ingest.persist import store_ingest
+from benchmark_platform.ingest.read import IngestResult, ingest_source, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
+from benchmark_platform.ingest.source_checks import CheckOutcome, check_source, source_rows
+from benchmark_platform.store import Database
 
 
-@dataclass
-class IngestResult:
-    source: SourceConfig
-    documents: list[Document] = field(default_factory=list)
-    rejections: list[Rejection] = field(default_factory=list)
-
-    @property
-    def exchange_ids(self) -> list[str]:
-        return sorted({d.trace.exchange_id for d in self.documents})
+@dataclass(frozen=True)
+class SourceIngest:
+    result: IngestResult
+    counts: dict[str, int]  # what store_ingest wrote
+    checks: list[CheckOutcome]  # the source checks (CHECKS) on the stored partition
 
 
-def ingest_source(source: SourceConfig, fetcher: Fetcher) -> IngestResult:
-    result = IngestResult(source)
-    for record in read_source(source, fetcher):
-        if isinstance(record, Document):
-            result.documents.append(record)
-        else:
-            result.rejections.append(record)
-    bodies: dict[str, bytes] = {}
-    for document in result.documents:
-        verify_provenance(document, source.tier, source.licence, fetcher.store, bodies)
-    repeated = [url for url, n in Counter(d.url for d in result.documents).items() if n > 1]
-    if repeated:
-        raise ProvenanceError(f"{source.id}: {len(repeated)} URL(s) name more than one document, e.g. {repeated[0]}")
-    return result
-
-
-def replay_source(source: SourceConfig, store: SnapshotStore) -> IngestResult:
-    with forbid_network():
-        return ingest_source(source, ReplayFetcher(store))
+def ingest_to_store(
+    db: Database, spec_name: str, source: SourceConfig, store: SnapshotStore, live: FetchPolicy | None = None
+) -> SourceIngest:
+    """Replay `source` from `store` (no network), or with a `live` policy fetch it and record into `store`; store it."""
+    if live is None:
+        result = replay_source(source, store)
+    else:
+        with LiveFetcher(store, live) as fetcher:
+            result = ingest_source(source, fetcher)
+    counts = store_ingest(db, spec_name, result, store)
+    return SourceIngest(result, counts, check_source(source_rows(db, source.id)))

@@ -35,7 +35,7 @@ category's size. Example: python -m benchmark_platform.itembank.derived_anchors 
 SMALL_CATEGORY = 25  # fewer items: lower quotas 0, fewer anchor items
 
 if TYPE_CHECKING:
-    from benchmark_platform.spec.models import TaxonomyNode
+    from benchmark_platform.spec import TaxonomyNode
 
 DERIVED_NOTE = "DERIVED from the item bank by benchmark_platform/itembank/derived_anchors.py; not expert-elicited."
 

@@ -6,3 +6,38 @@
 - `mcq`: option-likelihood multiple-choice answers; `local`: the bundled llama.cpp model (extra `local-llm`);
   `double`: the scripted OpenAI-compatible loopback server used by tests and the benchmark.
 """
+
+from typing import TYPE_CHECKING
+
+from benchmark_platform._exports import lazy_exports
+
+if TYPE_CHECKING:
+    from benchmark_platform.llm.cache import cached_responses
+    from benchmark_platform.llm.gateway import (
+        CallResult,
+        ChatRequest,
+        Gateway,
+        GatewayTotals,
+        MissingApiKey,
+        ScoreRequest,
+    )
+    from benchmark_platform.llm.local import LocalModelServer
+    from benchmark_platform.llm.session import OpenGateway, RunBatch
+    from benchmark_platform.llm.structured import ExtractionError, extract
+else:
+    __getattr__, __dir__ = lazy_exports(__name__)
+
+__all__ = [
+    "CallResult",
+    "ChatRequest",
+    "ExtractionError",
+    "Gateway",
+    "GatewayTotals",
+    "LocalModelServer",
+    "MissingApiKey",
+    "OpenGateway",
+    "RunBatch",
+    "ScoreRequest",
+    "cached_responses",
+    "extract",
+]

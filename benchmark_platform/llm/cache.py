@@ -36,8 +36,7 @@ from typing import Any
 import psycopg2
 from psycopg2.extensions import connection as Connection
 
-from benchmark_platform.store import Database
-from benchmark_platform.store.settings import with_timeouts
+from benchmark_platform.store import Database, with_timeouts
 
 # One journal line is `[cache_row or null, call_row]`; the statement reads both row kinds from a JSON array of lines.
 # cache row: request_hash, model, provider, request, response, input/output/reasoning tokens, cost_usd, cost_source,

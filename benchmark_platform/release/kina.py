@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from benchmark_platform.audit.config import KinaScreening
-from benchmark_platform.evaluation.importers import read_spec_imports
+from benchmark_platform.evaluation import read_spec_imports
 from benchmark_platform.release.persist import ReleaseTable, query_params
 from benchmark_platform.spec import BenchmarkSpec
 from benchmark_platform.store import Database

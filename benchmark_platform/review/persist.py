@@ -37,8 +37,7 @@ from benchmark_platform.review.workflow import (
     settle_round,
     whitelist_after_audits,
 )
-from benchmark_platform.store import Database, as_json, insert_rows
-from benchmark_platform.store.db import returned
+from benchmark_platform.store import Database, as_json, insert_rows, returned
 
 ROLES = ("reviewer", "admin")
 EXAM_ROUNDS = (1, 2)  # KINA 4.1 / E.1: a discipline depth test, then a one-shot formal item simulation

@@ -27,7 +27,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from benchmark_platform.embed.exact import fixed_dot
+from benchmark_platform.embed import fixed_dot
 from benchmark_platform.selection.problem import (
     InfeasibleSelectionError,
     SelectionProblem,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchmark_platform.centrality.models import Candidate
+from benchmark_platform.centrality import Candidate
 from benchmark_platform.selection.problem import SelectionResult
 from benchmark_platform.store import Database, as_json, insert_rows
 

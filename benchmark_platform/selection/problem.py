@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark_platform.embed.exact import fixed_dot
+from benchmark_platform.embed import fixed_dot
 
 
 class InfeasibleSelectionError(ValueError):

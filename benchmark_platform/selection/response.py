@@ -30,9 +30,8 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
-from benchmark_platform.analysis.fidelity import holdout_validation
-from benchmark_platform.analysis.irt import correctness_matrix, fit_irt
-from benchmark_platform.embed.exact import fixed_matmul, quantise
+from benchmark_platform.analysis import correctness_matrix, fit_irt, holdout_validation
+from benchmark_platform.embed import fixed_matmul, quantise
 from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark_platform.anchors import current_anchors
-from benchmark_platform.centrality.persist import read_scores, stored_review
-from benchmark_platform.centrality.run import ScoredPool, score_pool
+from benchmark_platform.centrality import ScoredPool, read_scores, score_pool, stored_review
 from benchmark_platform.embed import Embedder
-from benchmark_platform.evaluation.importers import read_spec_imports
-from benchmark_platform.llm.session import OpenGateway
+from benchmark_platform.evaluation import read_spec_imports
+from benchmark_platform.llm import OpenGateway
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.selection.persist import audited_item_candidates, write_selection
 from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select

@@ -14,9 +14,9 @@ from benchmark_platform.defs import anchors, centrality, facts, ingest, selectio
 from benchmark_platform.defs.common import DatabaseResource, EmbedderResource
 from benchmark_platform.defs.generation import build_defs
 from benchmark_platform.defs.llm import LLMGatewayResource
+from benchmark_platform.generation.build import _Context
 from benchmark_platform.generation.model import Fact
 from benchmark_platform.generation.persist import load_pool, load_selected
-from benchmark_platform.generation.build import _Context
 from benchmark_platform.llm.config import ModelConfig
 from benchmark_platform.llm.double import Rule, Script, ServerThread, scripted_servers
 from benchmark_platform.spec import BenchmarkSpec, load_spec

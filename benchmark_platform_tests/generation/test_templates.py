@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from benchmark_platform.generation.build import _one_per_field_in_turn
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
 from benchmark_platform.generation.pseudo_mcq import numbered
-from benchmark_platform.generation.build import _one_per_field_in_turn
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, near, numeric, template_item
 
 

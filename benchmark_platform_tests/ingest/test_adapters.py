@@ -10,10 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from benchmark_platform.ingest import ingest_source, replay_source
 from benchmark_platform.ingest.config import SourceConfig
 from benchmark_platform.ingest.fetch import FetchError, LiveFetcher
 from benchmark_platform.ingest.records import Document, Rejection, record_fields
-from benchmark_platform.ingest.run import ingest_source, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform_tests.ingest.loopback import Loopback, Reply
 

@@ -12,11 +12,10 @@ import pytest
 from benchmark_platform.defs.common import DatabaseResource
 from benchmark_platform.defs.ingest import build_defs
 from benchmark_platform.defs.ingest.resources import SourceFetcher
-from benchmark_platform.ingest import persist
+from benchmark_platform.ingest import IngestResult, persist, replay_source
 from benchmark_platform.ingest.bundle import build
 from benchmark_platform.ingest.persist import store_ingest
 from benchmark_platform.ingest.records import Document, ProvenanceError, Trace
-from benchmark_platform.ingest.run import IngestResult, replay_source
 from benchmark_platform.ingest.snapshot import SnapshotStore
 from benchmark_platform.ingest.source_checks import check_source, source_rows
 from benchmark_platform.store import Database

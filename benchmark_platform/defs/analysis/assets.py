@@ -6,24 +6,9 @@ import hashlib
 
 import dagster as dg
 
-from benchmark_platform.analysis.report import markdown_table
-from benchmark_platform.analysis.run import NoAnswersError, analyse_spec
-from benchmark_platform.analysis.statistics import OVERALL
+from benchmark_platform.analysis import NoAnswersError, analyse_spec, report_tables
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.spec import BenchmarkSpec
-
-SHOWN = (
-    "ranking_stability",
-    "tiers",
-    "discrimination",
-    "self_preference",
-    "reasoning_lift",
-    "tool_use",
-    "closed_book",
-    "cost_frontier",
-    "scaling",
-    "telemetry",
-)
 
 
 def _b64(png: bytes) -> str:
@@ -49,15 +34,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             context.log.warning(str(exc))
             return dg.MaterializeResult(metadata={"no_answers": str(exc), **counts_metadata(accuracy_rows=0)})
         report, counts = done.report, done.stored
-        board = report.accuracy.filter(grouping=OVERALL).sort("rank").drop("grouping", "group_value")
         metadata = {
             **counts_metadata(**counts),
-            "leaderboard (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board)),
-            **{
-                name: dg.MetadataValue.md(markdown_table(report.tables[name], digits=3))
-                for name in SHOWN
-                if name in report.tables
-            },
+            **{name: dg.MetadataValue.md(table) for name, table in report_tables(report).items()},
             **{
                 f"plot: {name}": dg.MetadataValue.md(f"![{name}](data:image/png;base64,{_b64(png)})")
                 for name, png in sorted(report.plots.items())

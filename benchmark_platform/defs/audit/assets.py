@@ -3,15 +3,11 @@ findings are versioned and append-only, and the policy's actions are stored with
 
 import asyncio
 import dataclasses
-import hashlib
 from collections import Counter
 
 import dagster as dg
 
-from benchmark_platform.audit.calibration import report_markdown
-from benchmark_platform.audit.findings import agent_versions
-from benchmark_platform.audit.pool import kina_screening_counts
-from benchmark_platform.audit.run import audit_discipline, calibrate_spec, judges, settings_digest
+from benchmark_platform.audit import audit_discipline, calibrate_spec, calibration_report, code_version, judge_panel
 from benchmark_platform.defs.audit.sensors import reaudit_sensor
 from benchmark_platform.defs.common import (
     SINGLE_RUN,
@@ -28,18 +24,12 @@ from benchmark_platform.defs.llm import busiest_pool, llm_metadata
 from benchmark_platform.spec import BenchmarkSpec
 
 
-def code_version(spec: BenchmarkSpec) -> str:
-    """Changes with any agent's version (prompts included), the audit section (thresholds, judges) or the seed."""
-    payload = repr([agent_versions(), settings_digest(spec), spec.seed])
-    return "audit-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
-
-
 def _rounded(row: tuple[object, ...]) -> tuple[object, ...]:
     return tuple(round(v, 6) if isinstance(v, float) else v for v in row)
 
 
 def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
-    panel = judges(spec)
+    panel = judge_panel(spec)
 
     @dg.asset(
         key=key(spec, "audit_calibration"),
@@ -54,7 +44,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         return dg.MaterializeResult(
             metadata={
                 **counts_metadata(rubric_pairs=len(rows), advisory=len({r.agent for r in rows if r.advisory})),
-                "report": dg.MetadataValue.md(report_markdown(rows, spec.audit.kappa_advisory_below)),
+                "report": dg.MetadataValue.md(calibration_report(rows, spec)),
             },
             # the rows as stored (kappas to 6 places): new gold labels that leave them alone leave the audit current
             data_version=dg.DataVersion(
@@ -116,11 +106,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                     "corpus_verdicts": dg.MetadataValue.json({a: s for (a, _), (s, _) in sorted(out.corpus.items())}),
                     "invalid_judge_outputs": dg.MetadataValue.json(dict(out.invalid)),
                     # KINA 4.1 stage 1 on this subfield: audited, failed by K1 / K2 / K3, screened in
-                    **(
-                        {"kina_screening": dg.MetadataValue.json(kina_screening_counts(out.findings))}
-                        if spec.audit.kina
-                        else {}
-                    ),
+                    **({"kina_screening": dg.MetadataValue.json(done.kina_screening())} if spec.audit.kina else {}),
                 },
                 # an audit run is keyed by its inputs' digest and reused when they recur: the same run, the same data
                 data_version=dg.DataVersion(f"audit-run-{done.audit_run_id}"),

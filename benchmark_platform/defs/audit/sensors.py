@@ -10,10 +10,10 @@ so a failing audit is not retried in a loop (the same inputs are requested once;
 
 import dagster as dg
 
-from benchmark_platform.audit.run import pending_audit
+from benchmark_platform.audit import pending_audit
 from benchmark_platform.defs.automation.requests import run_partitions
 from benchmark_platform.defs.common import TRIGGER_TAG, DatabaseResource, key, sensor_status, unbuilt_note
-from benchmark_platform.generation.plan import generation_is_automatic
+from benchmark_platform.generation import generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
 __all__ = ["ANSWERED_TAG", "STALE_TAG", "TRIGGER_TAG", "busy_disciplines", "reaudit_sensor"]

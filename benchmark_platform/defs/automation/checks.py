@@ -10,10 +10,16 @@ from datetime import timedelta
 import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
-from benchmark_platform.audit.agents import DETERMINISTIC_AGENTS
-from benchmark_platform.audit.findings import AGENTS as ALL_AUDIT_AGENTS
-from benchmark_platform.audit.judges import JudgeAgent
-from benchmark_platform.automation import release_inputs as core
+from benchmark_platform.audit import AGENTS as ALL_AUDIT_AGENTS
+from benchmark_platform.audit import DETERMINISTIC_AGENTS, JudgeAgent
+from benchmark_platform.automation import (
+    CHECK_SAMPLE,
+    duplicate_options,
+    unaudited_items,
+    uncalibrated_agents,
+    unevaluated_items,
+    unlinked_items,
+)
 from benchmark_platform.defs.common import DatabaseResource, key
 from benchmark_platform.spec import BenchmarkSpec
 
@@ -41,7 +47,7 @@ def _check(
             metadata={
                 "offending": dg.MetadataValue.int(len(offending)),
                 "sample": dg.MetadataValue.json(
-                    [{k: str(v) for k, v in row.items()} for row in offending[: core.SAMPLE]]
+                    [{k: str(v) for k, v in row.items()} for row in offending[:CHECK_SAMPLE]]
                 ),
             },
         )
@@ -57,7 +63,7 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
             "audit_findings",
             "no_duplicate_options",
             "No item offers the same option twice.",
-            lambda d: core.duplicate_options(d.db, spec.name),
+            lambda d: duplicate_options(d.db, spec.name),
             error,
             True,
         ),
@@ -66,7 +72,7 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
             "audit_findings",
             "audit_policy_applied",
             "Every item has each policy agent's verdict in its discipline's latest audit run.",
-            lambda d: core.unaudited_items(d.db, spec.name, AGENTS),
+            lambda d: unaudited_items(d.db, spec.name, AGENTS),
             error,
             True,
         ),
@@ -75,7 +81,7 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
             "audit_findings",
             "calibrated_agents_present",
             "Every LLM-judged audit agent in the latest runs has a Cohen's-kappa calibration.",
-            lambda d: core.uncalibrated_agents(d.db, spec.name, NON_JUDGE_AGENTS),
+            lambda d: uncalibrated_agents(d.db, spec.name, NON_JUDGE_AGENTS),
             error,
             True,
         ),
@@ -87,7 +93,7 @@ def release_input_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
                 "audit_findings",
                 "items_linked_to_facts_and_sources",
                 "Every item is linked to a fact traced to a stored document of a registered source.",
-                lambda d: core.unlinked_items(d.db, spec.name),
+                lambda d: unlinked_items(d.db, spec.name),
                 error,
                 True,
             )
@@ -102,7 +108,7 @@ def warning_checks(spec: BenchmarkSpec) -> list[dg.AssetChecksDefinition]:
             "evaluation_answers",
             "every_item_answered",
             "Every configuration answered every item of its discipline.",
-            lambda d: core.unevaluated_items(d.db, spec.name),
+            lambda d: unevaluated_items(d.db, spec.name),
             dg.AssetCheckSeverity.WARN,
             False,
         )

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
-from benchmark_platform.automation.plan import plan_runs
+from benchmark_platform.automation import plan_runs
 
 PARTITION_TAG = "dagster/partition"
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from benchmark_platform.automation.persist import record_leaves
+from benchmark_platform.automation import record_leaves
 from benchmark_platform.defs.automation.requests import partition_run_requests
 from benchmark_platform.defs.common import MODEL_TAG, DatabaseResource, key, sensor_status, unbuilt_note
 from benchmark_platform.spec import BenchmarkSpec, load_spec

@@ -6,7 +6,7 @@ names one, else from deterministic features; the run's metadata says which, with
 
 import dagster as dg
 
-from benchmark_platform.centrality.run import NO_FACT_POOL, score_facts, scoring_version, signature_model
+from benchmark_platform.centrality import NO_FACT_POOL, score_facts, scoring_version, signature_model
 from benchmark_platform.defs.common import (
     SINGLE_RUN,
     counts_metadata,

@@ -8,11 +8,8 @@ import hashlib
 import json
 
 import dagster as dg
-import polars as pl
 
-from benchmark_platform.analysis.accuracy import leaderboard
-from benchmark_platform.analysis.matrix import ScoreMatrix
-from benchmark_platform.analysis.report import markdown_table
+from benchmark_platform.analysis import evaluation_tables, telemetry_table
 from benchmark_platform.defs.common import (
     MODEL_TAG,
     SINGLE_RUN,
@@ -24,10 +21,12 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.inputs.versions import RESULT_FILES
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
-from benchmark_platform.evaluation.answering import AnswerProtocol
-from benchmark_platform.evaluation.persist import EvaluationRun
-from benchmark_platform.evaluation.run import ResultsImportError, evaluate_discipline
-from benchmark_platform.evaluation.runners import telemetry_summary
+from benchmark_platform.evaluation import (
+    AnswerProtocol,
+    EvaluationRun,
+    ResultsImportError,
+    evaluate_discipline,
+)
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -89,9 +88,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                         **counts_metadata(items=len(items), answers=done.stored[added]),
                         **llm_metadata(done.gateway_totals),
                         "evaluated": dg.MetadataValue.text(f"only {added} (run tag {MODEL_TAG}); other runs kept"),
-                        "telemetry per configuration": dg.MetadataValue.md(
-                            markdown_table(telemetry_summary(runs[0].answers), digits=4)
-                        ),
+                        "telemetry per configuration": dg.MetadataValue.md(telemetry_table(runs[0].answers)),
                     }
                 )
             context.log.info(f"{discipline}: {len(items)} items, answers per configuration {done.stored}")
@@ -103,21 +100,8 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
 
 
 def _metadata(spec: BenchmarkSpec, items: list, runs: list[EvaluationRun]) -> dict[str, dg.MetadataValue]:
-    answers = pl.concat(
-        [run.answers.select("model", "item_id", "discipline", "sample", "prediction", "correct") for run in runs]
-    )
-    board = leaderboard(
-        ScoreMatrix.from_results(answers),
-        B=spec.analysis.bootstrap_samples,
-        seed=spec.seed,
-        min_answered_share=spec.analysis.min_answered_share,
-    )
-    metadata = {
-        **counts_metadata(items=len(items), configurations=len(runs), answers=answers.height),
-        "accuracy (%, bootstrap 95% CI)": dg.MetadataValue.md(markdown_table(board.drop("n_items"))),
+    answers, tables = evaluation_tables(spec, runs)
+    return {
+        **counts_metadata(items=len(items), configurations=len(runs), answers=answers),
+        **{name: dg.MetadataValue.md(table) for name, table in tables.items()},
     }
-    telemetry = [run.answers for run in runs if run.kind == "model"]
-    if telemetry:
-        summary = telemetry_summary(pl.concat(telemetry))
-        metadata["telemetry per configuration"] = dg.MetadataValue.md(markdown_table(summary, digits=4))
-    return metadata

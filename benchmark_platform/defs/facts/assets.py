@@ -23,9 +23,7 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import LLMGatewayResource, busiest_pool, llm_metadata
-from benchmark_platform.facts.build import FactSet
-from benchmark_platform.facts.persist import candidate_digests
-from benchmark_platform.facts.run import build_facts, extract_source
+from benchmark_platform.facts import FactSet, build_facts, candidate_digests, extract_source
 from benchmark_platform.spec import BenchmarkSpec
 
 

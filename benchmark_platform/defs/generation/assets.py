@@ -19,9 +19,7 @@ from benchmark_platform.defs.common import (
     stage_pool,
 )
 from benchmark_platform.defs.llm import busiest_pool, gateway_sessions, llm_metadata
-from benchmark_platform.generation.plan import expected_calls, generation_is_automatic
-from benchmark_platform.generation.run import generate_discipline
-from benchmark_platform.generation.strategies import PROMPTS_DIR
+from benchmark_platform.generation import PROMPTS_DIR, expected_calls, generate_discipline, generation_is_automatic
 from benchmark_platform.spec import BenchmarkSpec
 
 

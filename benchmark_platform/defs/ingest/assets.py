@@ -17,9 +17,7 @@ from benchmark_platform.defs.common import (
 )
 from benchmark_platform.defs.ingest.resources import SourceFetcher
 from benchmark_platform.defs.inputs.versions import SOURCE_RECORDINGS, source_version
-from benchmark_platform.ingest.persist import store_ingest
-from benchmark_platform.ingest.snapshot import recorded_version
-from benchmark_platform.ingest.source_checks import CHECKS, check_source, source_rows
+from benchmark_platform.ingest import CHECKS, ingest_to_store, recorded_version
 from benchmark_platform.spec import BenchmarkSpec
 
 
@@ -45,14 +43,14 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     ) -> dg.MaterializeResult:
         source = sources[context.partition_key]
         store = fetcher.store(spec.snapshot_dir)
-        result = fetcher.ingest(source, store)
+        ingested = ingest_to_store(database.db, spec.name, source, store, fetcher.live_policy())
+        result = ingested.result
         context.log.info(
             f"{source.id}: {len(result.documents)} documents, {len(result.rejections)} rejected "
             f"({fetcher.mode} from {store.root})"
         )
         for rejection in result.rejections[:20]:
             context.log.warning(f"rejected {rejection.locator}: {rejection.reason}")
-        counts = store_ingest(database.db, spec.name, result, store)
         checks = [
             dg.AssetCheckResult(
                 check_name=o.name,
@@ -60,11 +58,11 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
                 description=o.description,
                 metadata={k: str(v) for k, v in o.metadata.items()},
             )
-            for o in check_source(source_rows(database.db, source.id))
+            for o in ingested.checks
         ]
         return dg.MaterializeResult(
             metadata={
-                **counts_metadata(**counts),
+                **counts_metadata(**ingested.counts),
                 "tier": source.tier,
                 "licence": source.licence,
                 "adapter": source.adapter,

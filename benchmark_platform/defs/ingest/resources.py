@@ -7,10 +7,7 @@ from typing import Literal
 
 import dagster as dg
 
-from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.ingest.fetch import FetchPolicy, LiveFetcher
-from benchmark_platform.ingest.run import IngestResult, ingest_source, replay_source
-from benchmark_platform.ingest.snapshot import SnapshotStore
+from benchmark_platform.ingest import FetchPolicy, SnapshotStore
 
 
 class SourceFetcher(dg.ConfigurableResource):
@@ -27,14 +24,13 @@ class SourceFetcher(dg.ConfigurableResource):
     def store(self, default_dir: Path) -> SnapshotStore:
         return SnapshotStore(Path(self.store_dir) if self.store_dir else default_dir)
 
-    def ingest(self, source: SourceConfig, store: SnapshotStore) -> IngestResult:
+    def live_policy(self) -> FetchPolicy | None:
+        """The fetch policy of a live run; None in replay mode."""
         if self.mode == "replay":
-            return replay_source(source, store)
-        policy = FetchPolicy(
+            return None
+        return FetchPolicy(
             user_agent=self.user_agent,
             min_interval_s=self.min_interval_s,
             timeout_s=self.timeout_s,
             max_attempts=self.max_attempts,
         )
-        with LiveFetcher(store, policy) as fetcher:
-            return ingest_source(source, fetcher)

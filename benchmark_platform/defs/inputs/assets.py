@@ -9,7 +9,7 @@ from typing import Any
 
 import dagster as dg
 
-from benchmark_platform.audit.persist import gold_digest
+from benchmark_platform.audit import gold_digest
 from benchmark_platform.defs.common import DatabaseResource, discipline_partitions, key, source_partitions
 from benchmark_platform.defs.inputs.versions import (
     ANCHOR_FILES,

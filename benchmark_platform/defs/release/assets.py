@@ -13,8 +13,7 @@ import dagster as dg
 from benchmark_platform.defs.automation.concurrency import DATABASE_POOL
 from benchmark_platform.defs.common import DatabaseResource, counts_metadata, key
 from benchmark_platform.paths import RELEASES_DIR
-from benchmark_platform.release.persist import spec_fingerprint
-from benchmark_platform.release.run import RELEASE_CODE_VERSION, build_release
+from benchmark_platform.release import RELEASE_CODE_VERSION, build_release, spec_fingerprint
 from benchmark_platform.spec import BenchmarkSpec
 
 RELEASE_KEY_ENV = "BENCHMARK_PLATFORM_RELEASE_KEY"

@@ -17,8 +17,8 @@ from typing import Any
 import dagster as dg
 
 from benchmark_platform.defs.release.assets import ReleaseDirectory
-from benchmark_platform.llm.cache import cached_responses
-from benchmark_platform.release.run import RebuildReport, compare_rebuild, prepare_rebuild
+from benchmark_platform.llm import cached_responses
+from benchmark_platform.release import RebuildReport, compare_rebuild, prepare_rebuild
 
 
 def rebuild_release(

@@ -22,10 +22,20 @@ from benchmark_platform.defs.common import (
     unbuilt_note,
 )
 from benchmark_platform.defs.inputs.versions import settings_hash
-from benchmark_platform.review import persist as repo
-from benchmark_platform.review.calibration import calibrate, pilot_from_logs
-from benchmark_platform.review.metrics import logs_from_pairs, table5
-from benchmark_platform.review.workflow import EntryKind
+from benchmark_platform.review import (
+    EntryKind,
+    assign_partition,
+    calibrate,
+    logs_from_pairs,
+    pilot_from_logs,
+    plan_assignments,
+    rating_pairs,
+    settle_partition,
+    store_calibration,
+    store_metrics,
+    table5,
+    validated_reviews,
+)
 from benchmark_platform.spec import BenchmarkSpec
 
 CODE_VERSION = "review-2"
@@ -47,7 +57,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         """Two independent, conflict-free reviewers for every new item, under the WIP cap (double-blind handles)."""
 
         def one(d: str) -> dg.MaterializeResult:
-            result = repo.assign_partition(
+            result = assign_partition(
                 database.db, spec.name, d, spec.review.policy_for(d), spec.seed, spec.review.phase
             )
             for item_id, why in sorted(result.unassigned.items())[:20]:
@@ -65,7 +75,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         """Settle every fully rated round: base wage, bonus-on-bar, audit sample top-up, joint penalties, whitelist."""
 
         def one(d: str) -> dg.MaterializeResult:
-            outcomes = repo.settle_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
+            outcomes = settle_partition(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
             totals = {kind.value: 0.0 for kind in EntryKind}
             for entry in (e for o in outcomes for e in o.ledger):
                 totals[entry.kind.value] = round(totals[entry.kind.value] + entry.amount, 2)
@@ -88,7 +98,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         """
 
         def one(d: str) -> dg.MaterializeResult:
-            rows = repo.validated_reviews(database.db, spec.name, d)
+            rows = validated_reviews(database.db, spec.name, d)
             if not rows:
                 context.log.info("no validated reviews yet: nothing to calibrate")
                 return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=0))
@@ -98,7 +108,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
             except ValueError as exc:
                 context.log.warning(f"cannot calibrate {d} yet: {exc}")
                 return dg.MaterializeResult(metadata=counts_metadata(validated_reviews=len(rows)))
-            repo.store_calibration(database.db, spec.name, d, cal)
+            store_calibration(database.db, spec.name, d, cal)
             return dg.MaterializeResult(
                 metadata=counts_metadata(
                     validated_reviews=len(rows),
@@ -116,9 +126,9 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
         """KINA Table 5 per phase (caught-flaw, reviewer-asymmetric catch, audit-flagged rates) with Wilson CIs."""
 
         def one(d: str) -> dg.MaterializeResult:
-            pairs = repo.rating_pairs(database.db, spec.name, d)
+            pairs = rating_pairs(database.db, spec.name, d)
             table = table5(logs_from_pairs(pairs))
-            repo.store_metrics(database.db, spec.name, d, table)
+            store_metrics(database.db, spec.name, d, table)
             return dg.MaterializeResult(
                 metadata={"pairs": dg.MetadataValue.int(len(pairs)), "table5": dg.MetadataValue.md(_markdown(table))}
             )
@@ -138,7 +148,7 @@ def build_defs(spec: BenchmarkSpec) -> dg.Definitions:
     ) -> dg.SensorResult | dg.SkipReason:
         requests = []
         for d in spec.discipline_keys:
-            plan = repo.plan_assignments(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
+            plan = plan_assignments(database.db, spec.name, d, spec.review.policy_for(d), spec.seed)
             if plan.assignments:  # the run key names exactly these pairs: one run per new allocation, never a repeat
                 pairs = "\n".join(sorted(f"{a.item_id}:{a.reviewer_id}" for a in plan.assignments))
                 digest = hashlib.sha256(pairs.encode()).hexdigest()[:16]

@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 
-from benchmark_platform.centrality.run import NO_FACT_POOL, scoring_version, signature_model
+from benchmark_platform.centrality import NO_FACT_POOL, scoring_version, signature_model
 from benchmark_platform.defs.common import (
     SINGLE_RUN,
     DatabaseResource,
@@ -19,9 +19,8 @@ from benchmark_platform.defs.common import (
 from benchmark_platform.defs.inputs.versions import settings_hash
 from benchmark_platform.defs.llm.resources import busiest_pool, gateway_sessions, llm_metadata
 from benchmark_platform.embed import StaticEmbedder
+from benchmark_platform.selection import SelectionResult, select_facts, select_items
 from benchmark_platform.selection.config import MOVED_FROM_CENTRALITY
-from benchmark_platform.selection.problem import SelectionResult
-from benchmark_platform.selection.run import select_facts, select_items
 from benchmark_platform.spec import BenchmarkSpec
 
 

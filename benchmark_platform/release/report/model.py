@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from benchmark_platform.analysis.stability import resolvability_summary
+from benchmark_platform.analysis import resolvability_summary
 from benchmark_platform.release.datasheet import ReleaseSummary
 
 PLACES = 4  # decimals kept of every float (accuracies are in %, ratios in [0, 1])
