@@ -18,7 +18,9 @@ The interval adds the correction's variance, the uncertainty of theta (delta met
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,6 +122,15 @@ def fit_irt(
         if moved <= 1e-10:
             break
     return IrtFit(discrimination=a, intercept=d, abilities=theta)
+
+
+def fit_digest(correct: np.ndarray) -> str:
+    """What `fit_irt(correct)` is a function of, hashed: the matrix (shape and float64 bits), and fit_irt's source
+    with its default priors, so an edit of the fit makes every stored fit a miss rather than a wrong answer."""
+    digest = hashlib.sha256(inspect.getsource(fit_irt).encode())
+    digest.update(repr(correct.shape).encode())
+    digest.update(np.ascontiguousarray(correct, dtype="<f8").tobytes())
+    return digest.hexdigest()
 
 
 def estimate_ability(
@@ -250,7 +261,12 @@ def correctness_matrix(results: pl.DataFrame, item_ids: Sequence[str]) -> tuple[
 
 
 def pool_accuracy_table(
-    pool: pl.DataFrame, released: pl.DataFrame, strata: dict[str, str], *, level: float = 0.95
+    pool: pl.DataFrame,
+    released: pl.DataFrame,
+    strata: dict[str, str],
+    *,
+    level: float = 0.95,
+    fit: Callable[[np.ndarray], IrtFit] = fit_irt,
 ) -> pl.DataFrame:
     """Each configuration's estimated accuracy on the whole item pool from its answers on the released items.
 
@@ -259,7 +275,7 @@ def pool_accuracy_table(
     stratum (the discipline). Columns: model, released_items, released_accuracy, pool_items, estimated_accuracy,
     ci_low, ci_high (in %), and observed_pool_accuracy where the model answered the pool itself (it is then one of
     the models the items were fitted on: an in-sample check; the held-out figures are the selection's). Empty when
-    the pool has fewer than two models or no released item is in it.
+    the pool has fewer than two models or no released item is in it. `fit` is fit_irt or a store of its results.
     """
     schema = {
         "model": pl.String,
@@ -277,10 +293,10 @@ def pool_accuracy_table(
     subset_ids = sorted(set(released["item_id"].to_list()) & set(column))
     if len(models) < 2 or not subset_ids:
         return pl.DataFrame(schema=schema)
-    fit = fit_irt(correct)
+    fitted = fit(correct)
     configs, answers = correctness_matrix(released, subset_ids)
     subset = np.array([column[i] for i in subset_ids], dtype=np.int64)
-    estimates = estimate_accuracy(fit, subset, answers, strata=np.array([strata[i] for i in item_ids]), level=level)
+    estimates = estimate_accuracy(fitted, subset, answers, strata=np.array([strata[i] for i in item_ids]), level=level)
     observed = dict(zip(models, np.nanmean(correct, axis=1).tolist(), strict=True))
     answered = ~np.isnan(answers)
     released_accuracy = np.where(answered, answers, 0.0).sum(axis=1) / np.maximum(answered.sum(axis=1), 1)

@@ -6,8 +6,11 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+import numpy as np
 import polars as pl
+import psycopg2
 
+from benchmark_platform.analysis.irt import IrtFit
 from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, AnalysisReport, ConfigInfo
 from benchmark_platform.evaluation import LETTERS
 from benchmark_platform.store import Database, as_json, insert_rows
@@ -152,3 +155,25 @@ def store_analysis(db: Database, spec_name: str, report: AnalysisReport) -> dict
         **{name: frame.height for name, frame in report.tables.items()},
         "plots": len(report.plots),
     }
+
+
+def load_pool_fit(db: Database, digest: str) -> IrtFit | None:
+    """The stored pool IRT fit of this digest (analysis.irt.fit_digest), or None."""
+    row = db.query("SELECT discrimination, intercept, abilities FROM irt_pool_fits WHERE fit_digest = %s", (digest,))
+    if not row:
+        return None
+    arrays = [np.frombuffer(bytes(row[0][name]), dtype="<f8").astype(float) for name in _FIT_ARRAYS]
+    return IrtFit(discrimination=arrays[0], intercept=arrays[1], abilities=arrays[2])
+
+
+def store_pool_fit(db: Database, digest: str, fit: IrtFit) -> None:
+    values = [np.ascontiguousarray(getattr(fit, name), dtype="<f8").tobytes() for name in _FIT_ARRAYS]
+    with db.transaction() as conn, conn.cursor() as cur:
+        cur.execute(
+            """INSERT INTO irt_pool_fits (fit_digest, discrimination, intercept, abilities) VALUES (%s, %s, %s, %s)
+               ON CONFLICT (fit_digest) DO NOTHING""",
+            (digest, *map(psycopg2.Binary, values)),
+        )
+
+
+_FIT_ARRAYS = ("discrimination", "intercept", "abilities")

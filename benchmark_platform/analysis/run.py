@@ -6,12 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from benchmark_platform.analysis.accuracy import leaderboard
-from benchmark_platform.analysis.irt import pool_accuracy_table
+from benchmark_platform.analysis.irt import IrtFit, fit_digest, fit_irt, pool_accuracy_table
 from benchmark_platform.analysis.matrix import ScoreMatrix
-from benchmark_platform.analysis.persist import load_answers, load_configs, load_item_attributes, store_analysis
+from benchmark_platform.analysis.persist import (
+    load_answers,
+    load_configs,
+    load_item_attributes,
+    load_pool_fit,
+    store_analysis,
+    store_pool_fit,
+)
 from benchmark_platform.analysis.report import markdown_table
 from benchmark_platform.analysis.statistics import ACCURACY_SCHEMA, OVERALL, AnalysisReport, analyse
 from benchmark_platform.evaluation import (
@@ -77,7 +85,7 @@ def analyse_spec(db: Database, spec: BenchmarkSpec, log: Callable[[str], None]) 
     # latencies stay in the evaluation's metadata: a rerun from the cache answers at once, and the stored
     # analyses (and so the release) must not change with it
     report.tables["telemetry"] = telemetry_summary(answers).drop("latency_p50_s", "latency_p95_s")
-    pool = pool_accuracy(db, spec, answers, items.height)
+    pool = pool_accuracy(db, spec, answers, items.height, log)
     if pool is not None:
         log(f"full-pool accuracy estimated from the release for {pool.height} configurations")
         report.tables["pool_accuracy"] = pool
@@ -100,7 +108,9 @@ def with_pool_estimate(accuracy: pl.DataFrame, pool: pl.DataFrame) -> pl.DataFra
     ).drop("pool_accuracy_new", "pool_ci_low_new", "pool_ci_high_new")
 
 
-def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, released: int) -> pl.DataFrame | None:
+def pool_accuracy(
+    db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, released: int, log: Callable[[str], None]
+) -> pl.DataFrame | None:
     """Issue 19: when the spec's imports answered a pool larger than the release (an item bank), every
     configuration's full-pool accuracy estimated from its released answers, with a CI (analysis/irt.py; the IRT
     model fitted on the imported models' answers over the pool, stratified by discipline). None otherwise."""
@@ -109,8 +119,28 @@ def pool_accuracy(db: Database, spec: BenchmarkSpec, answers: pl.DataFrame, rele
         return None
     # One BLAS thread: the fit's sums come out the same every run (the release is byte-reproducible), and it is faster
     with single_threaded_blas():
-        table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name))
+        table = pool_accuracy_table(results, answers, spec_item_disciplines(db, spec.name), fit=stored_fit(db, log))
     return table if table.height and int(table["pool_items"][0]) > released else None
+
+
+def stored_fit(db: Database, log: Callable[[str], None]) -> Callable[[np.ndarray], IrtFit]:
+    """fit_irt through the store: a pool whose answers did not change since the last build (a change of anchors,
+    selection or audit) reads its fit, bit for bit, instead of fitting again (sql/0430); the log says which."""
+
+    def fit(correct: np.ndarray) -> IrtFit:
+        digest = fit_digest(correct)
+        stored = load_pool_fit(db, digest)
+        if stored is not None:
+            log(
+                f"pool IRT fit {digest[:12]}: read from the store ({correct.shape[0]} models x {correct.shape[1]} items)"
+            )
+            return stored
+        fitted = fit_irt(correct)
+        store_pool_fit(db, digest, fitted)
+        log(f"pool IRT fit {digest[:12]}: fitted and stored ({correct.shape[0]} models x {correct.shape[1]} items)")
+        return fitted
+
+    return fit
 
 
 def report_tables(report: AnalysisReport) -> dict[str, str]:
