@@ -65,7 +65,7 @@ KINDS: dict[str, str] = {
     **dict.fromkeys(["rulebook:colour", "rulebook:style"], "styles and colours"),
     **dict.fromkeys(["rulebook:ageing_until", "rulebook:elevage"], "ageing and élevage"),
     "rulebook:max_residual_sugar": "sweetness",
-    **dict.fromkeys(["rulebook:mention", "rulebook:bottle", "rulebook:release_from"], "bottle, labelling, release"),
+    **dict.fromkeys(["rulebook:mention", "rulebook:bottle", "rulebook:release_from", "rulebook:label_rule"], "bottle, labelling, release"),
     **dict.fromkeys(
         ["rulebook:department", "template:state", "template:county", "template:within", "clause"], "geography"
     ),
