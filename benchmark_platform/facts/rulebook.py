@@ -646,6 +646,7 @@ ATTRIBUTES: dict[str, str] = {
     "banned_equipment": "banned_equipment",  # a whole section, not a line: _equipment
     "oak_chips": "oak_chips",  # a whole section: _oak_chips
     "label_rule": "label_rule",  # a whole section: _label_rules
+    "commune": "commune",  # a whole section: _communes
     **{name: name for name in _READERS if name not in ("variety", "colour", "sole_variety")},
 }
 
@@ -844,6 +845,77 @@ def _label_rules(all_lines: list[Line], glossary: Glossary) -> tuple[list[Found]
     return found, []
 
 
+# the communes of the geographical area (chapter IV, '1° Aire géographique': where the grapes are harvested). Each
+# commune is a fact, and the list is the whole area: a commune missing from it is proven outside the area by the
+# list's own facts. So a section read only in part, or one naming parts of communes ('la partie de la commune de
+# Pugnac ...'), gives no fact at all; nor does a list longer than MAX_COMMUNES (Champagne's hundreds of villages are
+# gazetteer material, not what an examiner asks).
+_AREA_HEADING = re.compile(r"^\s*(?:1\s*°|a\))\s*-?\s*Aire géographique\b", re.I)
+_AREA_INTRO = re.compile(
+    r"sur le territoire (?:des communes suivantes|de la commune (?:suivante|de (?P<one>[A-ZÀ-Ý][^,.:;]+?)))"
+    r"(?:\s+(?:dans le|du|des|de la|de l'|de)\s*départements?[^:.]*?)?(?:\s*:\s*(?P<list>.*)|\.?\s*$)",
+    re.I,
+)
+_DEPARTMENT_LEAD = re.compile(
+    r"^\s*[―—–-]?\s*(?:dans le |Dans le )?département (?:de la |de l'|du |des |de |d')[^:]+(?::\s*(?P<list>.*))?$", re.I
+)
+_COMMUNE = re.compile(r"^[A-ZÀ-Ý][\w'’ -]{1,40}$")
+_AREA_NOTE = re.compile(r"Institut national de l'origine et de la qualité", re.I)
+MAX_COMMUNES = 30
+
+
+def _commune_names(listing: str, start: int) -> Iterator[tuple[int, int, str]] | None:
+    """(start, end, name) of each commune of a comma list ('Arsac, Cantenac, Labarde, " Margaux " et Soussans.')."""
+    out = []
+    for m in re.finditer(r"[^,;]+", listing):
+        for part in re.split(r"\s+et\s+(?=[A-ZÀ-Ý\"«“])", m.group(0)):
+            at = listing.find(part, m.start())
+            name = re.sub(r"\([^)]*\)", "", part).strip(' "«»“”.;:\u00a0')
+            if not name:
+                continue
+            if not _COMMUNE.match(name) or "partie" in name.lower():
+                return None
+            inner = listing.find(name, at)
+            out.append((start + inner, start + inner + len(name), name))
+    return iter(out)
+
+
+def _communes(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    for i, line in enumerate(all_lines):
+        if line.chapter != "IV" or _AREA_HEADING.match(line.text.strip()) is None:
+            continue
+        found: list[Found] = []
+        for b in all_lines[i + 1 :]:
+            text = b.text.strip()
+            if not text:
+                continue
+            if b.chapter != "IV" or _HEADING.match(text):
+                break
+            if "partie" in text.lower() or "exception" in text.lower():
+                return [], [(line.start, line.start + len(line.text), "an area of parts of communes", text[:200])]
+            intro, lead = _AREA_INTRO.search(text), _DEPARTMENT_LEAD.match(text)
+            if intro and intro.group("one"):
+                name = intro.group("one").strip()
+                at = b.start + intro.start("one")
+                names = iter([(at, at + len(name), name)]) if _COMMUNE.match(name) else None
+            elif intro or lead:
+                matched = intro or lead
+                assert matched is not None
+                listing = matched.group("list") or ""
+                names = _commune_names(listing, b.start + matched.start("list")) if listing.strip() else iter([])
+            elif _AREA_NOTE.search(text):
+                continue
+            else:
+                names = _commune_names(b.text, b.start)
+            if names is None:
+                return [], [(b.start, b.start + len(b.text), "a commune list not read", text[:200])]
+            found += [Found("commune", s, e, name) for s, e, name in names]
+        if not found or len(found) > MAX_COMMUNES:
+            return [], []
+        return found, []
+    return [], []
+
+
 # --- tables ------------------------------------------------------------------------------------------------------
 
 # header words -> the attribute its column states (a table's header line names the columns, rows name the wines)
@@ -919,6 +991,9 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
     found.extend(_no_harvest_rule(all_lines))
     found.extend(_oak_chips(all_lines))
+    communes, commune_problems = _communes(all_lines)
+    found.extend(communes)
+    problems.extend(commune_problems)
     labels, label_problems = _label_rules(all_lines, glossary)
     found.extend(labels)
     problems.extend(label_problems)
