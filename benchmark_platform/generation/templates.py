@@ -419,13 +419,13 @@ def statement_item(
     if template.ask == "true_statement":
         _pick(falses, chosen, options_per_item - 1, fit)
     else:
+        _pick(falses, chosen, 1, fit)  # the false one first, then the true ones that do not give it away
         _pick(trues, chosen, options_per_item - 2, fit)
-        _pick(falses, chosen, 1, fit)
     if len(chosen) != options_per_item or sum(not s.true for s in chosen) != (
         options_per_item - 1 if template.ask == "true_statement" else 1
     ):
         return None
-    key = chosen[0] if template.ask == "true_statement" else chosen[-1]
+    key = chosen[0] if template.ask == "true_statement" else next(s for s in chosen if not s.true)
     statements, answer_index = place_answer(key, [s for s in chosen if s is not key], position)
     n = len(statements)
     sets = (
