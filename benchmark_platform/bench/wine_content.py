@@ -65,9 +65,13 @@ KINDS: dict[str, str] = {
     **dict.fromkeys(["rulebook:colour", "rulebook:style"], "styles and colours"),
     **dict.fromkeys(["rulebook:ageing_until", "rulebook:elevage"], "ageing and élevage"),
     "rulebook:max_residual_sugar": "sweetness",
-    **dict.fromkeys(["rulebook:mention", "rulebook:bottle", "rulebook:release_from"], "bottle, labelling, release"),
     **dict.fromkeys(
-        ["rulebook:department", "template:state", "template:county", "template:within", "clause"], "geography"
+        ["rulebook:mention", "rulebook:bottle", "rulebook:release_from", "rulebook:label_rule"],
+        "bottle, labelling, release",
+    ),
+    **dict.fromkeys(
+        ["rulebook:department", "rulebook:commune", "template:state", "template:county", "template:within", "clause"],
+        "geography",
     ),
     "rulebook:soil_climate": "soils and climate",
     **dict.fromkeys(

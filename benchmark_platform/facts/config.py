@@ -126,6 +126,8 @@ class SalienceRule(BaseModel):
     source: str | None = None  # None: every source
     field: str | None = None  # None: every relation of the source
     value: str | None = None  # None: every value of the relation
+    # True: only facts whose value is named in their subject ('the commune of Margaux' in the Margaux AOC's area)
+    value_in_subject: bool = False
     score: float = Field(ge=0.0, le=1.0)
     reason: str
 

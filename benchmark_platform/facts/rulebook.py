@@ -599,7 +599,10 @@ _READERS: dict[str, Reader] = {
         dated=True,
     ),
     "release_from": _simple(
-        "release_from", ("IX",), r"mis en marché à destination du consommateur qu'à partir du (?P<v>\d)", dated=True
+        "release_from",
+        ("IX",),
+        r"mis en marché à destination du consommateur (?:qu')?à partir du (?P<v>\d)",
+        dated=True,
     ),
     "cellar_capacity": _simple(
         "cellar_capacity",
@@ -642,6 +645,8 @@ ATTRIBUTES: dict[str, str] = {
     "harvest_passes": "harvest_method",
     "banned_equipment": "banned_equipment",  # a whole section, not a line: _equipment
     "oak_chips": "oak_chips",  # a whole section: _oak_chips
+    "label_rule": "label_rule",  # a whole section: _label_rules
+    "commune": "commune",  # a whole section: _communes
     **{name: name for name in _READERS if name not in ("variety", "colour", "sole_variety")},
 }
 
@@ -752,6 +757,165 @@ def _oak_chips(all_lines: list[Line]) -> Iterator[Found]:
         return
 
 
+# presentation and labelling rules (chapter XII, XIII when a transitional chapter comes first): each rule the
+# section sets, or its statement that it sets none. A section with a line no pattern reads gives no fact at all: its
+# rulebook must not be offered as one without a rule it sets in words the patterns do not know.
+_LABEL_HEADING = re.compile(r"R[èe]gles de pr[ée]sentation", re.I)
+_LABEL_RULES = (
+    (
+        re.compile(
+            r"nom de l'appellation[^.]{0,120}?caractères? dont les dimensions[^.]*?inférieures à la moitié", re.I
+        ),
+        "requires the appellation's name on the label in characters at least half the size of any other",
+    ),
+    (
+        re.compile(r"(?:indication|mentions?) facultatives?[^.]*?pas supérieures au double", re.I),
+        "limits optional indications on the label to twice the size of the appellation's name",
+    ),
+    (
+        re.compile(
+            r"(?:dénomination géographique|unité géographique plus grande)[^.]*?(?:\.[^.]*?)?aux deux tiers", re.I
+        ),
+        "limits a larger geographical name on the label (Val de Loire, Vin de Bordeaux) to two-thirds of the size of "
+        "the appellation's name",
+    ),
+    (
+        re.compile(
+            r"mention de l'année de récolte est obligatoire|obligatoirement avec l'indication du millésime", re.I
+        ),
+        "requires the vintage (millésime) on the label",
+    ),
+    (
+        re.compile(r"nom de l'appellation[^.]*?inscrit sur le bouchon", re.I),
+        "requires the appellation's name on the cork",
+    ),
+    (re.compile(r"indication d'un nom de cépage est interdite", re.I), "bans the name of a grape variety on the label"),
+    (
+        re.compile(r"termes vin doux naturel sont obligatoirement inscrits", re.I),
+        "requires the words vin doux naturel on the label",
+    ),
+)
+# lines that set no rule of their own: the general provision every rulebook has, the chapter's sub-headings, the
+# sweetness terms EU law gives every wine, and the optional larger geographical unit (a mention, see _mentions)
+_LABEL_IGNORED = re.compile(
+    r"aux termes du présent|caractères très apparents|^\s*\d\s*[°.]\s*-?\s*Dispositions (?:générales|particulières)\s*[:.]?\s*$"
+    r"|\b(?:sec|demi-sec|moelleux|doux)\s*[»\"”]?\s*(?:est|sont|figure|complètent|doit|devront)|teneur en sucre"
+    r"|peut préciser l'unité géographique plus grande|sucres fermentescibles"
+    r"|(?:mentions?|termes?)\s*[«\"“]?\s*(?:sec|demi-sec|moelleux|doux)\b",
+    re.I,
+)
+_NO_PROVISION = re.compile(r"pas de dispositions? particulières?", re.I)
+NO_LABEL_RULE = "sets no particular presentation or labelling rule"
+_LABEL_FOR = re.compile(r"mention\s*[«\"“]?\s*(vin de paille|vin jaune|nouveau|primeur|blanquette de Limoux)\b", re.I)
+
+
+def _label_rules(all_lines: list[Line], glossary: Glossary) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    found: list[Found] = []
+    for i, line in enumerate(all_lines):
+        if line.chapter not in ("XII", "XIII") or _LABEL_HEADING.search(line.text) is None:
+            continue
+        section: list[Line] = []
+        for b in all_lines[i + 1 :]:
+            if b.chapter != line.chapter or re.match(r"^\W*Chapitre\b", b.text.strip(), re.I):
+                break
+            if re.sub(r"<[^>]*>", "", b.text).strip():  # (Champagne's text keeps empty HTML blocks)
+                section.append(b)
+        rules: list[Found] = []
+        none: Line | None = None
+        for b in section:
+            named = [(m, english) for pattern, english in _LABEL_RULES for m in pattern.finditer(b.text)]
+            for m, english in named:
+                wines = _LABEL_FOR.search(b.text)
+                mention = (wines.group(1).lower() if wines else "").replace("nouveau", "primeur")
+                qualifier = glossary("vins primeurs" if mention == "primeur" else mention) if mention else ""
+                rules.append(Found("label_rule", b.start + m.start(), b.start + m.end(), english, qualifier))
+            if named:
+                continue
+            if _NO_PROVISION.search(b.text):
+                none = none or b
+            elif _LABEL_IGNORED.search(b.text) is None:
+                return [], [
+                    (line.start, line.start + len(line.text), "a labelling rule no pattern reads", b.text[:200])
+                ]
+        if rules:
+            found += rules
+        elif none is not None:
+            found.append(Found("label_rule", none.start, none.start + len(none.text), NO_LABEL_RULE))
+        return found, []
+    return found, []
+
+
+# the communes of the geographical area (chapter IV, '1° Aire géographique': where the grapes are harvested). Each
+# commune is a fact, and the list is the whole area: a commune missing from it is proven outside the area by the
+# list's own facts. So a section read only in part, or one naming parts of communes ('la partie de la commune de
+# Pugnac ...'), gives no fact at all; nor does a list longer than MAX_COMMUNES (Champagne's hundreds of villages are
+# gazetteer material, not what an examiner asks).
+_AREA_HEADING = re.compile(r"^\s*(?:1\s*°|a\))\s*-?\s*Aire géographique\b", re.I)
+_AREA_INTRO = re.compile(
+    r"sur le territoire (?:des communes suivantes|de la commune (?:suivante|de (?P<one>[A-ZÀ-Ý][^,.:;]+?)))"
+    r"(?:\s+(?:dans le|du|des|de la|de l'|de)\s*départements?[^:.]*?)?(?:\s*:\s*(?P<list>.*)|\.?\s*$)",
+    re.I,
+)
+_DEPARTMENT_LEAD = re.compile(
+    r"^\s*[―—–-]?\s*(?:dans le |Dans le )?département (?:de la |de l'|du |des |de |d')[^:]+(?::\s*(?P<list>.*))?$", re.I
+)
+_COMMUNE = re.compile(r"^[A-ZÀ-Ý][\w'’ -]{1,40}$")
+_AREA_NOTE = re.compile(r"Institut national de l'origine et de la qualité", re.I)
+MAX_COMMUNES = 30
+
+
+def _commune_names(listing: str, start: int) -> Iterator[tuple[int, int, str]] | None:
+    """(start, end, name) of each commune of a comma list ('Arsac, Cantenac, Labarde, " Margaux " et Soussans.')."""
+    out = []
+    for m in re.finditer(r"[^,;]+", listing):
+        for part in re.split(r"\s+et\s+(?=[A-ZÀ-Ý\"«“])", m.group(0)):
+            at = listing.find(part, m.start())
+            name = re.sub(r"\([^)]*\)", "", part).strip(' "«»“”.;:\u00a0')
+            if not name:
+                continue
+            if not _COMMUNE.match(name) or "partie" in name.lower():
+                return None
+            inner = listing.find(name, at)
+            out.append((start + inner, start + inner + len(name), name))
+    return iter(out)
+
+
+def _communes(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    for i, line in enumerate(all_lines):
+        if line.chapter != "IV" or _AREA_HEADING.match(line.text.strip()) is None:
+            continue
+        found: list[Found] = []
+        for b in all_lines[i + 1 :]:
+            text = b.text.strip()
+            if not text:
+                continue
+            if b.chapter != "IV" or _HEADING.match(text):
+                break
+            if "partie" in text.lower() or "exception" in text.lower():
+                return [], [(line.start, line.start + len(line.text), "an area of parts of communes", text[:200])]
+            intro, lead = _AREA_INTRO.search(text), _DEPARTMENT_LEAD.match(text)
+            if intro and intro.group("one"):
+                name = intro.group("one").strip()
+                at = b.start + intro.start("one")
+                names = iter([(at, at + len(name), name)]) if _COMMUNE.match(name) else None
+            elif intro or lead:
+                matched = intro or lead
+                assert matched is not None
+                listing = matched.group("list") or ""
+                names = _commune_names(listing, b.start + matched.start("list")) if listing.strip() else iter([])
+            elif _AREA_NOTE.search(text):
+                continue
+            else:
+                names = _commune_names(b.text, b.start)
+            if names is None:
+                return [], [(b.start, b.start + len(b.text), "a commune list not read", text[:200])]
+            found += [Found("commune", s, e, name) for s, e, name in names]
+        if not found or len(found) > MAX_COMMUNES:
+            return [], []
+        return found, []
+    return [], []
+
+
 # --- tables ------------------------------------------------------------------------------------------------------
 
 # header words -> the attribute its column states (a table's header line names the columns, rows name the wines)
@@ -827,6 +991,12 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
     found.extend(_no_harvest_rule(all_lines))
     found.extend(_oak_chips(all_lines))
+    communes, commune_problems = _communes(all_lines)
+    found.extend(communes)
+    problems.extend(commune_problems)
+    labels, label_problems = _label_rules(all_lines, glossary)
+    found.extend(labels)
+    problems.extend(label_problems)
     equipment, equipment_problems = _equipment(all_lines)
     found.extend(equipment)
     problems.extend(equipment_problems)
@@ -835,6 +1005,25 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
     except Untranslated as missing:
         problems.append((0, 1, "not in the glossary", str(missing)))
     return found, problems
+
+
+# attributes a rulebook states once for the same wines: two values with no qualifier telling them apart ('les vins
+# "moelleux"' and 'les vins "liquoreux"', which the qualifier patterns do not read) would make either answer wrong
+_ONE_VALUE = frozenset({"release_from"})
+
+
+def _one_value_each(found: list[Found], reject: Callable[[int, int, str, str], None]) -> list[Found]:
+    values: dict[tuple[str, str], set[str]] = {}
+    for f in found:
+        if f.attribute in _ONE_VALUE:
+            values.setdefault((f.attribute, f.qualifier), set()).add(f.value.lower())
+    kept = []
+    for f in found:
+        if len(values.get((f.attribute, f.qualifier), ())) > 1:
+            reject(f.start, f.end, "two values for the same wines", f.value)
+        else:
+            kept.append(f)
+    return kept
 
 
 def extract_rulebook(
@@ -864,6 +1053,7 @@ def extract_rulebook(
     found, problems = find(document, glossary)
     for start, end, reason, text in problems:
         reject(start, end, reason, text)
+    found = _one_value_each(found, reject)
     entity = gazetteer.entity_for(name, rulebook.entity_type)
     candidates: dict[tuple[str, str, str], Candidate] = {}
     for f in found:

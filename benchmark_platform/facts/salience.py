@@ -32,6 +32,9 @@ def salience(candidate: Candidate, config: SalienceConfig) -> tuple[float, list[
     relation = candidate.attributes.get("field") or candidate.method
     for rule in config.rules:
         value_matches = rule.value is None or rule.value == candidate.attributes.get("value")
+        if rule.value_in_subject:
+            named, subject = (str(candidate.attributes.get(k) or "").lower() for k in ("value", "subject"))
+            value_matches = value_matches and bool(named) and named in subject
         if rule.source in (None, candidate.source_id) and rule.field in (None, relation) and value_matches:
             score = min(score, rule.score)
             reasons.append(rule.reason)

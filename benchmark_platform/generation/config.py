@@ -36,7 +36,10 @@ class QuestionTemplate(BaseModel):
     'negative' -- which entity does NOT have the value: the answer is an entity with another value, distractors
     three entities sharing the fact's value;
     'highest' / 'lowest' -- a comparison across entities: the answer is the fact's entity, distractors entities whose
-    (single, numeric) value of the field is lower / higher.
+    (single, numeric) value of the field is lower / higher;
+    'true_statement' / 'false_statement' -- which of four statements about the fact's subject is true (false): each
+    one of the subject's facts of `field` or `fields`, or such a fact with another value of its field that its own
+    facts of that field rule out (templates.statement_item).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -46,7 +49,8 @@ class QuestionTemplate(BaseModel):
     field: str  # the fact field (attributes.field) it applies to, in any partition
     entity_type: str | None = None  # restricts it to facts about entities of this type
     values: list[str] = Field(default_factory=list)  # restricts it to facts with one of these values (empty: any)
-    ask: Literal["value", "subject", "negative", "highest", "lowest"]
+    ask: Literal["value", "subject", "negative", "highest", "lowest", "true_statement", "false_statement"]
+    fields: list[str] = Field(default_factory=list)  # statement asks: further fields whose facts are statements
     question: str  # str.format over {subject} and {value}
     explanation: str  # str.format over {subject}, {value} and {answer}
     difficulty: Difficulty = "L1"

@@ -202,7 +202,7 @@ def matching_templates(templates: list[QuestionTemplate], fact: Fact) -> list[Qu
         t
         for t in templates
         if fact.structured
-        and t.field == fact.field
+        and (t.field == fact.field or fact.field in t.fields)
         and (t.entity_type is None or t.entity_type == fact.entity_type)
         and (not t.values or fact.value in t.values)
     ]
@@ -219,6 +219,8 @@ def template_item(
     version: str,
 ) -> Item | None:
     """The template's question about `fact`, answer at `position`; None when too few distinct distractors exist."""
+    if template.ask in STATEMENT_ASKS:
+        return statement_item(spec_name, seed, template, fact, index, options_per_item, position, version)
     field_index = index.get(fact)
     if field_index is None:
         return None
@@ -312,3 +314,158 @@ def option_proofs(
     # highest / lowest: each option's one fact, and the key's; the key needs them all
     others = [field_index.facts_of.get(norm(d), [])[:1] for d in distractors]
     return [ids([fact, *(f for o in others for f in o)]), *(ids([*o, fact]) for o in others)]
+
+
+STATEMENT_ASKS = ("true_statement", "false_statement")
+
+
+@dataclass(frozen=True)
+class _Statement:
+    text: str
+    true: bool
+    sources: tuple[str, ...]  # a true statement: its fact; a false one: the subject's facts of its field
+    field: str
+    value: str
+    claim: tuple[str, str, str] | None = None  # a false statement's (subject, field, asserted value), for G1
+    correction: str = ""  # a false statement: what the subject's own facts of the field give
+
+
+def _exclusive(field_index: _FieldIndex, value: str) -> bool:
+    """No subject holding the value holds another of the field ('sets no ban on oak chips', a release date): beside
+    a true statement of its field, a false one with such a value contradicts it and gives the pair away."""
+    return all(len(field_index.values_of[norm(s)]) == 1 for s in field_index.subjects_with.get(norm(value), []))
+
+
+def _statements(fact: Fact, index: FieldIndex, fields: list[str], rng: random.Random) -> list[_Statement]:
+    """The subject's facts of the fields (true), and per field its facts with their value replaced by another of the
+    field that no fact gives the subject's appellation under any qualifier (false: 'Côtes du Jura' is not offered
+    'picked by hand' when its vin de paille is). A false statement is proven by the subject's own facts of its field,
+    which state otherwise, never by silence."""
+    subject = norm(fact.subject or "")
+    out: list[_Statement] = []
+    for name in fields:
+        field_index = index.fields.get((name, fact.entity_type or ""))
+        own = field_index.facts_of.get(subject, []) if field_index is not None else []
+        if field_index is None or not own:
+            continue
+        out += [_Statement(f.text, True, (f.fact_id,), name, f.value or "") for f in own]
+        held = {
+            norm(f.value or "")
+            for facts in field_index.facts_of.values()
+            for f in facts
+            if f.entity_key == fact.entity_key
+        }
+        stated = [f for f in own if f.value and f.text.count(f.value) == 1]
+        wrong = [v for v in field_index.values if norm(v) not in held and not any(near(v, f.value or "") for f in own)]
+        rng.shuffle(wrong)
+        correction = "; ".join(f.value or "" for f in own)
+        for i, value in enumerate(wrong):
+            base = stated[i % len(stated)] if stated else None
+            if base is not None and value not in base.text:
+                text = base.text.replace(base.value or "", value)
+                out.append(
+                    _Statement(text, False, ids(own), name, value, (fact.subject or "", name, value), correction)
+                )
+    return out
+
+
+def _compatible(a: _Statement, b: _Statement, index: FieldIndex, entity_type: str) -> bool:
+    """A true and a false statement of one field may share an item only when neither value excludes the others."""
+    if a.field != b.field or a.true == b.true:
+        return True
+    field_index = index.fields[(a.field, entity_type)]
+    return not _exclusive(field_index, a.value) and not _exclusive(field_index, b.value)
+
+
+def _pick(candidates: list[_Statement], chosen: list[_Statement], k: int, fit: Callable[[_Statement], bool]) -> None:
+    """Add up to k candidates that fit, taking their fields in turn so that the options mix the subject's rules."""
+    by_field: dict[str, list[_Statement]] = defaultdict(list)
+    for c in candidates:
+        by_field[c.field].append(c)
+    added = 0
+    for depth in range(max((len(g) for g in by_field.values()), default=0)):
+        for group in by_field.values():
+            if depth < len(group) and added < k and fit(group[depth]):
+                chosen.append(group[depth])
+                added += 1
+
+
+def statement_item(
+    spec_name: str,
+    seed: int,
+    template: QuestionTemplate,
+    fact: Fact,
+    index: FieldIndex,
+    options_per_item: int,
+    position: int,
+    version: str,
+) -> Item | None:
+    """Which of these statements about the fact's subject is true (the fact, beside three of the subject's facts made
+    false) or false (the fact and two more of the subject's facts, beside one made false)? G1 checks the options as
+    statement sets: each option is the set it asserts true (the statement itself; for 'false', the other three)."""
+    rng = seeded(seed, template.id, fact.fact_id)
+    pool = _statements(fact, index, [template.field, *template.fields], rng)
+    entity_type = fact.entity_type or ""
+    chosen = [_Statement(fact.text, True, (fact.fact_id,), fact.field or "", fact.value or "")]
+    texts = {norm(fact.text)}
+
+    def fit(s: _Statement) -> bool:
+        ok = norm(s.text) not in texts and all(_compatible(s, c, index, entity_type) for c in chosen)
+        if ok:
+            texts.add(norm(s.text))
+        return ok
+
+    falses, trues = [s for s in pool if not s.true], [s for s in pool if s.true]
+    if template.ask == "true_statement":
+        _pick(falses, chosen, options_per_item - 1, fit)
+    else:
+        _pick(falses, chosen, 1, fit)  # the false one first, then the true ones that do not give it away
+        _pick(trues, chosen, options_per_item - 2, fit)
+    if len(chosen) != options_per_item or sum(not s.true for s in chosen) != (
+        options_per_item - 1 if template.ask == "true_statement" else 1
+    ):
+        return None
+    key = chosen[0] if template.ask == "true_statement" else next(s for s in chosen if not s.true)
+    statements, answer_index = place_answer(key, [s for s in chosen if s is not key], position)
+    n = len(statements)
+    sets = (
+        [[i] for i in range(n)]
+        if template.ask == "true_statement"
+        else [[j for j in range(n) if j != i] for i in range(n)]
+    )
+    fields_ = {"subject": fact.subject or "", "value": fact.value or "", "answer": key.text}
+    corrections = "; ".join(
+        f"\u201c{s.text}\u201d is false: the rulebook gives \u201c{s.correction}\u201d"
+        for s in statements
+        if not s.true
+    )
+    return Item(
+        item_id=content_id(spec_name, "template", template.id, fact.fact_id),
+        format="mcq4",
+        question=one_article(template.question.format(**fields_)),
+        options=tuple(s.text for s in statements),
+        answer_index=answer_index,
+        explanation=f"{one_article(template.explanation.format(**fields_))} {corrections}.",
+        difficulty=template.difficulty,
+        cognitive=template.cognitive,
+        strategy="template",
+        generator=DETERMINISTIC,
+        prompt_version=version,
+        facts={fact.fact_id: "answer", **{i: "context" for s in statements for i in s.sources if i != fact.fact_id}},
+        parameters={
+            "template": template.id,
+            "ask": template.ask,
+            "statements": [
+                {
+                    "text": s.text,
+                    "true": s.true,
+                    "sources": list(s.sources),
+                    **({"claim": list(s.claim)} if s.claim else {}),
+                }
+                for s in statements
+            ],
+            "option_sets": sets,
+            "grounding": {"ask": "statements", "slot_type": "statement", "option_types": ["statement"] * n},
+        },
+        option_facts=tuple(s.sources for s in statements),
+    )

@@ -66,7 +66,9 @@ def test_pomerol_rules_in_english_anchored_at_their_french_evidence(rulebooks, w
     assert sorted(facts[("variety", "")]) == ["Cabernet Franc", "Cabernet-Sauvignon", "Cot", "Merlot", "Petit Verdot"]
     candidates, rejections = extract_rulebook(pomerol, wine_spec.facts, gazetteer)
     # Pomerol bans continuous presses with screws under 400 mm only: no equipment fact, and the reason kept
-    assert [(r.reason, r.text) for r in rejections] == [("a partial or unknown equipment ban", "f) Matériel interdit.")]
+    assert ("a partial or unknown equipment ban", "f) Matériel interdit.") in [(r.reason, r.text) for r in rejections]
+    # its area names part of Libourne: no commune list, and the reason kept
+    assert "an area of parts of communes" in [r.reason for r in rejections]
     for c in candidates:  # the evidence is the document's own bytes, and it holds the stated number
         assert pomerol.text[c.span_start : c.span_end] == c.source_text
         assert c.method == f"rulebook:{c.attributes['field']}"
@@ -144,12 +146,64 @@ def test_extraction_scores_salience_on_every_candidate(rulebooks, wine_spec):
     extraction = extract(rulebooks[:3], wine_spec.facts, wine_spec.directory)
     assert extraction.candidates
     rules = {
-        (r.field, r.value): (r.score, r.reason) for r in wine_spec.facts.salience.rules if r.source == "inao_cahiers"
+        (r.field, r.value, r.value_in_subject): (r.score, r.reason)
+        for r in wine_spec.facts.salience.rules
+        if r.source == "inao_cahiers"
     }
     bar = wine_spec.facts.salience.min_score
     for c in extraction.candidates:
-        # what defines the wine scores 1.0, paperwork and norms lower; only the absence of a rule is no question
+        # what defines the wine scores 1.0, paperwork and norms lower; only the absence of a rule is no question, and
+        # the commune an appellation is named after (its answer is in the question)
         field, value = c.attributes["field"], c.attributes["value"]
-        score, reason = rules.get((field, value)) or rules.get((field, None)) or (1.0, None)
+        eponymous = value.lower() in c.attributes["subject"].lower()
+        score, reason = (
+            rules.get((field, value, False))
+            or (rules.get((field, None, True)) if eponymous else None)
+            or rules.get((field, None, False))
+            or (1.0, None)
+        )
         expected = {"score": score, "reasons": [reason] if reason else [], "question_material": score >= bar}
         assert c.attributes["salience"] == expected
+
+
+def _doc(rulebooks, name: str) -> SourceDocument:
+    return next(d for d in rulebooks if name in d.document_id)
+
+
+def test_labelling_rules_are_read_whole_or_not_at_all(rulebooks, wine_spec, gazetteer):
+    """Chapter XII: each rule the section sets, or its 'no particular provision'; a section with a rule no pattern
+    reads gives no fact, so its rulebook is never offered as one without a rule it sets."""
+    roussillon = _facts(_doc(rulebooks, "grand-roussillon"), wine_spec, gazetteer)
+    assert sorted(roussillon[("label_rule", "")]) == [
+        "requires the appellation's name on the label in characters at least half the size of any other",
+        "requires the words vin doux naturel on the label",
+    ]
+    jura = _facts(_doc(rulebooks, "cotes-du-jura"), wine_spec, gazetteer)
+    assert jura[("label_rule", "vin de paille")] == ["requires the vintage (millésime) on the label"]
+    margaux = _facts(_doc(rulebooks, "margaux"), wine_spec, gazetteer)
+    assert margaux[("label_rule", "")] == ["sets no particular presentation or labelling rule"]
+    vouvray = _doc(rulebooks, "vouvray")  # its pétillant bottle rule is read by no pattern
+    assert ("label_rule", "") not in _facts(vouvray, wine_spec, gazetteer)
+    _, rejections = extract_rulebook(vouvray, wine_spec.facts, gazetteer)
+    assert any(r.reason == "a labelling rule no pattern reads" for r in rejections)
+
+
+def test_release_dates_for_the_same_wines_are_one_or_none(rulebooks, wine_spec, gazetteer):
+    fitou = _facts(_doc(rulebooks, "fitou"), wine_spec, gazetteer)
+    assert fitou[("release_from", "")] == ["1 May of the year after the harvest"]
+    # 'les vins "moelleux"' and 'les vins "liquoreux"': two dates no qualifier tells apart, so neither is a fact
+    macaire = _doc(rulebooks, "saint-macaire")
+    assert not any(k[0] == "release_from" for k in _facts(macaire, wine_spec, gazetteer))
+    _, rejections = extract_rulebook(macaire, wine_spec.facts, gazetteer)
+    assert sum(r.reason == "two values for the same wines" for r in rejections) == 2
+
+
+def test_the_communes_of_the_area_are_the_whole_list_or_none(rulebooks, wine_spec, gazetteer):
+    margaux = _facts(_doc(rulebooks, "margaux"), wine_spec, gazetteer)
+    assert sorted(margaux[("commune", "")]) == ["Arsac", "Cantenac", "Labarde", "Margaux", "Soussans"]
+    vivarais = _facts(_doc(rulebooks, "cotes-du-vivarais"), wine_spec, gazetteer)  # two départements
+    assert {"Bidon", "Vinezac", "Barjac", "Saint-Privas-de-Champclos"} <= set(vivarais[("commune", "")])
+    assert len(vivarais[("commune", "")]) == 14
+    # parts of communes (Pomerol: part of Libourne) and a cadastral section (Cheverny): no list at all
+    for name in ("pomerol", "cheverny"):
+        assert ("commune", "") not in _facts(_doc(rulebooks, name), wine_spec, gazetteer)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from benchmark_platform.audit.grounding import Grounding, ProofFact, verify
 from benchmark_platform.generation.build import _one_per_field_in_turn
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
@@ -151,3 +154,82 @@ def test_statement_numbers_are_written_in_words_never_with_plural_brackets():
     assert numbered("statement", [2]) == "statement 2"
     assert numbered("statement", [2, 4]) == "statements 2 and 4"
     assert numbered("statement", [1, 2, 4]) == "statements 1, 2 and 4"
+
+
+def _rule(subject: str, field: str, value: str) -> Fact:
+    fact = _fact(subject, field, value)
+    return dataclasses.replace(fact, text=f"The {subject} rulebook {value}.")
+
+
+RULES = {
+    "Condrieu": {
+        "oak_chips": ["bans oak chips"],
+        "harvest_method": ["requires hand picking"],
+        "banned_equipment": ["bans continuous presses"],
+    },
+    "Vouvray": {
+        "oak_chips": ["sets no ban on oak chips"],
+        "harvest_method": ["sets no harvest rule"],
+        "banned_equipment": ["bans continuous presses", "bans cement vats"],
+    },
+    "Buzet": {
+        "oak_chips": ["sets no ban on oak chips"],
+        "harvest_method": ["sets no harvest rule"],
+        "banned_equipment": ["bans no equipment"],
+    },
+    "Pomerol": {"oak_chips": ["sets no ban on oak chips"], "harvest_method": ["sets no harvest rule"]},
+}
+
+
+def _g1(item) -> list[str]:
+    """G1's verdict on a template item, from the facts the item names (as the audit reads them)."""
+    facts = {f.fact_id: f for f in RULE_FACTS}
+    proofs = tuple(
+        tuple(ProofFact(i, facts[i].text, facts[i].subject, facts[i].field, facts[i].value, "appellation") for i in o)
+        for o in item.option_facts
+    )
+    claim = {**item.parameters["grounding"], **{k: item.parameters[k] for k in ("statements", "option_sets")}}
+    severity, payload = verify(item.question, item.options, item.answer_index, Grounding("facts", claim, proofs))
+    return [] if severity == "pass" else payload["reasons"]
+
+
+RULE_FACTS = [_rule(s, f, v) for s, fields in RULES.items() for f, vs in fields.items() for v in vs]
+
+
+def _statements_template(ask: str) -> QuestionTemplate:
+    return QuestionTemplate(
+        id=f"rules_{ask}",
+        discipline="producers",
+        field="banned_equipment",
+        fields=["harvest_method", "oak_chips"],
+        entity_type="appellation",
+        ask=ask,
+        question="Which statement about {subject} ...?",
+        explanation="E",
+    )
+
+
+def test_statements_about_one_appellation_are_proven_true_or_false_by_its_own_rules():
+    index = FieldIndex(RULE_FACTS)
+    oak = next(f for f in RULE_FACTS if f.subject == "Condrieu" and f.field == "oak_chips")
+    item = template_item("wine", 5, _statements_template("true_statement"), oak, index, 4, 2, "v")
+    assert item is not None and item.options[2] == oak.text
+    assert all(o.startswith("The Condrieu rulebook") for o in item.options)
+    # never the key's own rule negated beside it ('sets no ban on oak chips'): the pair would give the key away
+    assert not any("no ban on oak chips" in o for o in item.options)
+    assert _g1(item) == []
+    # 'which one is false': three of Condrieu's rules and one made false, each false one proven by its own rules
+    equipment = next(f for f in RULE_FACTS if f.subject == "Vouvray" and f.value == "bans cement vats")
+    false = template_item("wine", 5, _statements_template("false_statement"), equipment, index, 4, 0, "v")
+    assert false is not None and false.parameters["statements"][0]["true"] is False
+    assert sum(s["true"] for s in false.parameters["statements"]) == 3
+    assert _g1(false) == []
+
+
+def test_no_statement_is_false_by_silence():
+    """Pomerol states no equipment rule: no statement about its equipment, either way."""
+    index = FieldIndex(RULE_FACTS)
+    for fact in (f for f in RULE_FACTS if f.subject == "Pomerol"):
+        for ask in ("true_statement", "false_statement"):
+            item = template_item("wine", 5, _statements_template(ask), fact, index, 4, 0, "v")
+            assert item is None or not any("bans" in o and "oak" not in o for o in item.options)
