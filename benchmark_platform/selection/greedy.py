@@ -127,7 +127,9 @@ class _State:
         short = [h for h in range(len(p.stratum_names)) if self.counts[h] < p.lower[h]]
         if not short:
             raise InfeasibleSelectionError(
-                "", f"only {len(self.order)} of K={p.k} items can be chosen under the quotas and the duplicate bound"
+                "",
+                f"only {len(self.order)} of K={p.k} items can be chosen under the quotas and the duplicate bound",
+                reached=len(self.order),
             )
         h = short[0]
         best: tuple[float, int, list[int]] | None = None

@@ -7,7 +7,8 @@ frames); everything that turns them into a chosen set lives here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import numpy as np
 import polars as pl
@@ -110,3 +111,22 @@ def capped_to_attainable(problem: SelectionProblem, k_total: int) -> SelectionPr
     rather than failing. Lower quotas are not relaxed: a stratum the audit left short still stops with its name.
     """
     return dataclasses.replace(problem, k=min(k_total, problem.attainable_size()))
+
+
+T = TypeVar("T")
+
+
+def within_cap(
+    problem: SelectionProblem, run: Callable[[SelectionProblem], T], capped: Callable[[int], object]
+) -> tuple[T, SelectionProblem]:
+    """`run(problem)`, where K is a cap (capped_to_attainable estimates it by another greedy order than the
+    selection's): when the selection's own set is maximal below K with every lower quota met, it is run again with
+    K = what it reached, and `capped(reached)` tells the caller (the log; the stored selection's k against K_d)."""
+    while True:
+        try:
+            return run(problem), problem
+        except InfeasibleSelectionError as exc:
+            if exc.stratum or exc.reached is None or not 0 < exc.reached < problem.k:
+                raise
+            capped(exc.reached)
+            problem = dataclasses.replace(problem, k=exc.reached)

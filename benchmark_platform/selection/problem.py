@@ -16,10 +16,13 @@ from benchmark_platform.embed import fixed_dot
 
 
 class InfeasibleSelectionError(ValueError):
-    """The quotas cannot be met; `stratum` names the stratum at fault ('' when it is the total size)."""
+    """The quotas cannot be met; `stratum` names the stratum at fault ('' when it is the total size). `reached`: how
+    many items a selection did choose when it ran out of admissible candidates with every lower quota met (None
+    otherwise)."""
 
-    def __init__(self, stratum: str, message: str) -> None:
+    def __init__(self, stratum: str, message: str, reached: int | None = None) -> None:
         self.stratum = stratum
+        self.reached = reached
         super().__init__(f"stratum {stratum!r}: {message}" if stratum else message)
 
 

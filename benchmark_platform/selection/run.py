@@ -20,7 +20,7 @@ from benchmark_platform.evaluation import read_spec_imports
 from benchmark_platform.llm import OpenGateway
 from benchmark_platform.runtime import single_threaded_blas
 from benchmark_platform.selection.persist import audited_item_candidates, write_selection
-from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select
+from benchmark_platform.selection.policy import build_problem, capped_to_attainable, select, within_cap
 from benchmark_platform.selection.problem import InfeasibleSelectionError, SelectionResult
 from benchmark_platform.selection.response import ResponseMatrix, responses_from_results, select_with_responses
 from benchmark_platform.spec import BenchmarkSpec
@@ -131,12 +131,18 @@ def select_items(
     # One BLAS thread: the same inputs give the same floating-point sums, hence the same set and figures every run.
     try:
         with single_threaded_blas():
-            result, response = select_with_responses(
+            (result, response), problem = within_cap(
                 problem,
-                responses,
-                spec.selection.response,
-                lambda p: select(p, spec.selection),
-                zlib.crc32(f"{spec.seed}:{discipline}".encode()),
+                lambda p: select_with_responses(
+                    p,
+                    responses,
+                    spec.selection.response,
+                    lambda q: select(q, spec.selection),
+                    zlib.crc32(f"{spec.seed}:{discipline}".encode()),
+                ),
+                lambda reached: log(
+                    f"{discipline}: K {problem.k} -> {reached}: no admissible item left after {reached}"
+                ),
             )
     except InfeasibleSelectionError as exc:  # name the stage, the discipline and the file whose quota cannot be met
         where = f"field 'lower' of stratum {exc.stratum!r}" if exc.stratum else f"(K_d from {folder / 'anchors.yaml'})"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from benchmark_platform.selection.policy import capped_to_attainable, select
+from benchmark_platform.selection.policy import capped_to_attainable, select, within_cap
 from benchmark_platform.selection.problem import InfeasibleSelectionError, SelectionProblem
 
 
@@ -44,3 +45,31 @@ def test_k_is_capped_by_the_upper_quotas_and_the_duplicate_bound():
 def test_without_the_cap_greedy_names_what_cannot_be_filled():
     with pytest.raises(InfeasibleSelectionError):
         select(_problem(k=4, conflicts=[(0, 1)]), Limits(mip_max_candidates=0))
+
+
+def test_k_a_greedy_cannot_reach_is_capped_at_what_it_reached_and_said():
+    # a covers what b and c cover, and duplicates both: the cap's fewest-conflicts order (d, b, c) allows 3, the
+    # selection's gain order takes a first, then only d is admissible: its set is maximal at 2
+    problem = SelectionProblem(
+        candidate_ids=("a", "b", "c", "d"),
+        strata=np.zeros(4, dtype=np.int64),
+        stratum_names=("x",),
+        lower=np.array([0]),
+        upper=np.array([4]),
+        weights=np.ones(4),
+        coverage=sp.csr_matrix(np.array([[1, 1, 1, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], dtype=float)),
+        k=4,
+        conflicts=np.array([(0, 1), (0, 2)], dtype=np.int64),
+    )
+    capped = capped_to_attainable(problem, k_total=4)
+    assert capped.k == 3
+    with pytest.raises(InfeasibleSelectionError) as short:
+        select(capped, Limits(mip_max_candidates=0))
+    assert short.value.reached == 2 and short.value.stratum == ""
+    said: list[int] = []
+    result, final = within_cap(capped, lambda p: select(p, Limits(mip_max_candidates=0)), said.append)
+    assert said == [2] and final.k == 2 and sorted(result.selected_ids) == ["a", "d"]
+    # a stratum's lower quota that cannot be met is still an error, with its name
+    short_x = dataclasses.replace(capped, lower=np.array([3]))
+    with pytest.raises(InfeasibleSelectionError):
+        within_cap(short_x, lambda p: select(p, Limits(mip_max_candidates=0)), said.append)
