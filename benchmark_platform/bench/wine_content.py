@@ -81,9 +81,11 @@ KINDS: dict[str, str] = {
             "rulebook:max_load",
             "rulebook:base_yield",
             "rulebook:yield_cap",
-            "rulebook:harvest_method",
-            "rulebook:harvest_passes",
         ],
+        "vineyard numbers",  # yields, densities, buds, loads: what issue 34 calls number trivia
+    ),
+    **dict.fromkeys(
+        ["rulebook:harvest_method", "rulebook:harvest_passes", "rulebook:pruning", "rulebook:irrigation"],
         "vineyard and harvest rules",
     ),
     **dict.fromkeys(

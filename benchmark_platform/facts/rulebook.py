@@ -647,6 +647,8 @@ ATTRIBUTES: dict[str, str] = {
     "oak_chips": "oak_chips",  # a whole section: _oak_chips
     "label_rule": "label_rule",  # a whole section: _label_rules
     "commune": "commune",  # a whole section: _communes
+    "irrigation": "irrigation",  # a whole section: _irrigation
+    "pruning": "pruning",  # a whole section: _pruning
     **{name: name for name in _READERS if name not in ("variety", "colour", "sole_variety")},
 }
 
@@ -755,6 +757,96 @@ def _oak_chips(all_lines: list[Line]) -> Iterator[Found]:
         elif "morceaux de bois" not in " ".join(b.text for b in section).lower():
             yield Found("oak_chips", line.start, line.start + len(section[0].text), NO_OAK_CHIPS_BAN)
         return
+
+
+# irrigation (chapter VI '3° Irrigation'): a ban, or irrigation the rural code may let the prefect authorise (in a
+# persistent drought, article D. 645-5). 'Pas de disposition particulière' is neither: the rural code's own ban from
+# 1 May to the harvest then applies, so it proves no answer either way and gives no fact.
+_IRRIGATION_HEADING = re.compile(r"^\s*(?:<[^>]+>\s*)*\d\s*°\s*Irrigation\s*:?\s*(?:<p>)?(?P<rest>.*)$", re.I)
+IRRIGATION_BANNED = "bans irrigation (l'irrigation est interdite)"
+IRRIGATION_AUTHORISED = "lets irrigation be authorised in a persistent drought, as the rural code allows"
+_IRRIGATION = (
+    (re.compile(r"^\s*L'irrigation est interdite\s*\.\s*$", re.I), IRRIGATION_BANNED),
+    (
+        re.compile(
+            r"^\s*L'irrigation (?:pendant la période de végétation de la vigne )?(?:peut|ne peut) être autorisée"
+            r".*?(?:code rural|sécheresse persistante)",
+            re.I,
+        ),
+        IRRIGATION_AUTHORISED,
+    ),
+)
+
+
+def _irrigation(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    """Chapter VI's irrigation rule: its one sentence read whole, or no fact (rejected with the reason)."""
+    for i, line in enumerate(all_lines):
+        heading = _IRRIGATION_HEADING.match(line.text) if line.chapter == "VI" else None
+        if heading is None:
+            continue
+        rest = [b for b in all_lines[i + 1 :] if b.text.strip()][:1]
+        at = line if heading.group("rest").strip() else (rest[0] if rest else line)
+        sentence = heading.group("rest") if at is line else at.text
+        sentence = re.sub(r"<[^>]+>", "", sentence).strip()
+        if re.match(r"Pas de dispositions? particulières?", sentence, re.I):
+            reason = "no irrigation rule of its own (the rural code's ban from 1 May applies)"
+            return [], [(at.start, at.start + len(at.text), reason, sentence)]
+        for pattern, value in _IRRIGATION:
+            if pattern.search(sentence):
+                return [Found("irrigation", at.start, at.start + len(at.text), value)], []
+        return [], [(at.start, at.start + len(at.text), "an irrigation rule the reader does not read", sentence)]
+    return [], []
+
+
+# training and pruning systems (chapter VI 'b) Règles de taille'): the systems the section names are all it allows,
+# so one fact per rulebook, its whole list ('... only'), and another list is proven wrong by it. A section the reader
+# cannot read whole gives no fact: a system it does not know (taille à astes, à cots, à queue du Mâconnais,
+# demi-baguettes, cordon bilatéral), a system allowed for some varieties or while a cordon is established only, a
+# table, or short pruning with no system named.
+_PRUNING_HEADING = re.compile(r"^\s*[a-z]\)\s*-?\s*R[èe]gles de taille", re.I)
+_SYSTEMS = (
+    (re.compile(r"\bgobelet\b", re.I), "bush vines (gobelet)"),
+    (re.compile(r"\béventail\b", re.I), "fan training (éventail)"),
+    (re.compile(r"cordons?\s*de\s+Royat", re.I), "spur-pruned cordon (cordon de Royat)"),
+    (re.compile(r"\bGuyot\b", re.I), "cane pruning (taille Guyot)"),
+    (re.compile(r"taille mixte", re.I), "mixed cane-and-spur pruning (taille mixte)"),
+)
+_UNKNOWN_SYSTEM = re.compile(
+    r"\bastes?\b|\bcots?\b|demi-baguettes?|queue du Mâconnais|Chablis|Vallée de la Marne|cordon bilatéral|"
+    r"cordons? bas\b|médocaine|bordelaise|\bmixte\b(?<!taille mixte)|<table|établissement|interdite?s?\b|"
+    r"taille longue(?! dite taille Guyot| Guyot)|(?<!du )(?<!des )\bcordons?\b(?!\s*de\s+Royat)",
+    re.I,
+)
+_FOR_VARIETIES = re.compile(r"\bcépages?\b|\b[a-zà-ÿ]+ (?:N|B|G)\b")
+
+
+def _pruning(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, str, str]]]:
+    """Chapter VI's pruning rules: the sorted list of the training systems the section allows, or no fact."""
+    for i, line in enumerate(all_lines):
+        if line.chapter != "VI" or _PRUNING_HEADING.match(line.text) is None:
+            continue
+        section: list[Line] = []
+        for b in all_lines[i + 1 :]:
+            if b.chapter != "VI" or _HEADING.match(b.text.strip()):
+                break
+            if b.text.strip():
+                section.append(b)
+        problem = (line.start, line.start + len(line.text))
+        named = [(b, order, m) for b in section for order, (p, _) in enumerate(_SYSTEMS) for m in p.finditer(b.text)]
+        if not named:
+            return [], [(*problem, "pruning rules that name no training system", line.text)]
+        for b in section:
+            unknown = _UNKNOWN_SYSTEM.search(b.text)
+            if unknown is not None:
+                return [], [(*problem, f"a pruning rule the reader does not read whole ({unknown.group(0)})", b.text)]
+            if _FOR_VARIETIES.search(b.text) and any(n[0] is b for n in named):
+                return [], [(*problem, "a training system allowed for some varieties only", b.text)]
+        systems = [_SYSTEMS[order][1] for order in sorted({order for _, order, _ in named})]
+        value = (", ".join(systems[:-1]) + " and " + systems[-1] if len(systems) > 1 else systems[0]) + " only"
+        first = min(named, key=lambda n: n[0].start + n[2].start())
+        end = max(b.start + len(b.text) for b, _, _ in named)
+        return [Found("pruning", first[0].start + first[2].start(), end, value)], []
+    return [], []
 
 
 # presentation and labelling rules (chapter XII, XIII when a transitional chapter comes first): each rule the
@@ -997,6 +1089,10 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
     labels, label_problems = _label_rules(all_lines, glossary)
     found.extend(labels)
     problems.extend(label_problems)
+    for section_reader in (_irrigation, _pruning):
+        section_found, section_problems = section_reader(all_lines)
+        found.extend(section_found)
+        problems.extend(section_problems)
     equipment, equipment_problems = _equipment(all_lines)
     found.extend(equipment)
     problems.extend(equipment_problems)

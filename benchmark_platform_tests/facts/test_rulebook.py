@@ -207,3 +207,44 @@ def test_the_communes_of_the_area_are_the_whole_list_or_none(rulebooks, wine_spe
     # parts of communes (Pomerol: part of Libourne) and a cadastral section (Cheverny): no list at all
     for name in ("pomerol", "cheverny"):
         assert ("commune", "") not in _facts(_doc(rulebooks, name), wine_spec, gazetteer)
+
+
+def test_irrigation_is_a_ban_or_the_rural_code_s_drought_authorisation(rulebooks, wine_spec, gazetteer):
+    """Chapter VI '3° Irrigation': its one sentence read whole. 'Pas de disposition particulière' is no fact either
+    way (the rural code's own ban from 1 May then applies), so it is rejected with its reason, never a third value."""
+    values = Counter(v for d in rulebooks for v in _facts(d, wine_spec, gazetteer).get(("irrigation", ""), []))
+    assert values == {
+        "bans irrigation (l'irrigation est interdite)": 12,
+        "lets irrigation be authorised in a persistent drought, as the rural code allows": 17,
+    }
+    assert _facts(_doc(rulebooks, "savennieres"), wine_spec, gazetteer)[("irrigation", "")] == [
+        "bans irrigation (l'irrigation est interdite)"
+    ]
+    pomerol = _doc(rulebooks, "pomerol")
+    assert ("irrigation", "") not in _facts(pomerol, wine_spec, gazetteer)
+    _, rejections = extract_rulebook(pomerol, wine_spec.facts, gazetteer)
+    assert any(r.reason.startswith("no irrigation rule of its own") for r in rejections)
+
+
+def test_training_systems_are_the_whole_list_or_none(rulebooks, wine_spec, gazetteer):
+    """Chapter VI 'Règles de taille': one fact, every system the section allows ('... only', so another list is
+    proven wrong by it); a system allowed for some varieties only, or one the reader does not know, gives none."""
+    cassis = _facts(_doc(rulebooks, "cassis"), wine_spec, gazetteer)
+    assert cassis[("pruning", "")] == [
+        "bush vines (gobelet), fan training (éventail) and spur-pruned cordon (cordon de Royat) only"
+    ]
+    grillet = _facts(_doc(rulebooks, "chateau-grillet"), wine_spec, gazetteer)
+    assert grillet[("pruning", "")] == ["cane pruning (taille Guyot) only"]
+    layon = _facts(_doc(rulebooks, "coteaux-du-layon"), wine_spec, gazetteer)
+    assert layon[("pruning", "")] == ["mixed cane-and-spur pruning (taille mixte) only"]
+    # Fitou: Guyot for syrah only; Pouilly-Fuissé: taille à queue du Mâconnais; Margaux: taille médocaine à astes
+    for name, reason in (
+        ("fitou", "a training system allowed for some varieties only"),
+        ("pouilly-fuisse", "a pruning rule the reader does not read whole"),
+        ("margaux", "a pruning rule the reader does not read whole"),
+    ):
+        document = _doc(rulebooks, name)
+        assert ("pruning", "") not in _facts(document, wine_spec, gazetteer)
+        _, rejections = extract_rulebook(document, wine_spec.facts, gazetteer)
+        assert any(r.reason.startswith(reason) for r in rejections), name
+    assert sum(("pruning", "") in _facts(d, wine_spec, gazetteer) for d in rulebooks) == 19
