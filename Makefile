@@ -19,8 +19,9 @@ $(BIN)/benchmark-platform: pyproject.toml Makefile
 run: setup
 	$(BIN)/benchmark-platform run
 
-# Two pytest processes on the machine's two cores; --dist loadfile keeps each module (and its built database) in one.
-PYTEST := $(BIN)/pytest -q -n 2 --dist loadfile
+# Two pytest processes on the machine's two cores; --dist loadfile keeps each module (and its built database) in one,
+# --no-loadscope-reorder hands them out longest first (LONGEST_FIRST in benchmark_platform_tests/conftest.py).
+PYTEST := $(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: setup
 	$(BIN)/ruff format --check --quiet .

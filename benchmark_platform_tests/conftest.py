@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,6 +20,42 @@ from benchmark_platform.store.settings import database_url
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+# The longest modules first (serial seconds of `make test`, 2026-12-03 session 7 at load 1-9: daemon 540, mmlu_pro
+# 268, wine 188, crash recovery 174, release bundle 132, stale status 104, ...): the Makefile's `--dist loadfile
+# --no-loadscope-reorder` hands modules to the two processes in this order, so the long ones overlap instead of one
+# starting last and setting the wall time (xdist's default order, by number of tests, started the one-test builds
+# last). Then the other modules with slow tests, then the rest, each module's tests in their own order.
+LONGEST_FIRST = (
+    "automation/test_daemon_automation.py",
+    "pipeline/test_ui_materialize.py",
+    "pipeline/test_mmlu_pro_release.py",
+    "pipeline/test_wine_pipeline.py",
+    "automation/test_crash_recovery.py",
+    "release/test_release_bundle.py",
+    "pipeline/test_stale_status.py",
+    "review/test_review_chromium.py",
+    "review/test_review_web.py",
+    "pipeline/test_kina_item_bank.py",
+    "itembank/test_readme_own_bank.py",
+    "selection/test_item_selection.py",
+    "automation/test_scheduled_backfill.py",
+    "hostile/test_hostile_database.py",
+    "pipeline/test_cross_blas.py",
+    "pipeline/test_incremental.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def order(item: pytest.Item) -> int:
+        name = item.path.relative_to(here).as_posix()
+        return rank.get(name, len(rank) + (item.path not in slow))
+
+    items.sort(key=order)  # stable: the order within a module, and among unlisted modules, is collection order
 
 
 def with_database(url: str, name: str) -> str:
@@ -61,11 +98,18 @@ def fresh_database(server_url: str) -> Iterator[callable]:
         return with_database(server_url, name)
 
     yield make
-    conn = _admin(server_url)
-    with conn.cursor() as cur:
-        for name in created:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    conn.close()
+
+    def drop(name: str) -> None:
+        conn = _admin(server_url)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            conn.close()
+
+    # Each DROP DATABASE waits for a checkpoint (seconds when other sessions write): concurrent drops share one.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(drop, created))
 
 
 @pytest.fixture(scope="session")

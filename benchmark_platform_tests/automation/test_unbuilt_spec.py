@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import dagster as dg
+import pytest
 
 from benchmark_platform.defs import build_definitions
 from benchmark_platform.paths import PROJECT_ROOT
@@ -24,6 +25,7 @@ def test_sensors_of_a_spec_nobody_builds_are_off_and_say_so():
     assert not (wine["wine_taxonomy_sensor"].description or "").startswith("Off by default")
 
 
+@pytest.mark.slow  # a fresh interpreter imports Dagster and all three code locations
 def test_loading_every_code_location_prints_no_dagster_warning():
     modules = (
         "benchmark_platform.definitions, benchmark_platform.definitions_kina, benchmark_platform.definitions_mmlu_pro"

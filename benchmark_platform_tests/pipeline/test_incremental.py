@@ -18,6 +18,7 @@ from benchmark_platform.paths import PROJECT_ROOT
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 
+pytestmark = pytest.mark.slow  # builds anchors and support centrality for all 14 mmlu_pro categories, then again
 FRESH, STALE = "FRESH", "STALE"
 
 
