@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -96,6 +97,16 @@ def ids(facts: list[Fact] | tuple[Fact, ...]) -> tuple[str, ...]:
 
 def norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+_QUANTITY = re.compile(r"(\d[\d,.]*)\s+([^\W\d]+)")
+
+
+def quantities(text: str) -> set[tuple[str, str]]:
+    """Each number with the word after it ('12 months', '15 april', '55 hl'): two values of one field that share
+    one say the same thing in other words as often as not ("12 months on the lees before disgorgement" and "12
+    months in bottle on the lees from tirage"), so one is never offered as the other's false counterpart."""
+    return {(number.rstrip(".,"), unit.lower()) for number, unit in _QUANTITY.findall(text)}
 
 
 COMPARISON_ASKS = ("highest", "lowest")

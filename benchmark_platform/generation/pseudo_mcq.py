@@ -17,7 +17,7 @@ from itertools import combinations
 from typing import Any
 
 from benchmark_platform.generation.config import DETERMINISTIC, PseudoMcqConfig
-from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, ids, norm, seeded
+from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, ids, norm, quantities, seeded
 from benchmark_platform.generation.templates import FieldIndex
 
 PROMPT_VERSION = "pseudo-mcq-1"
@@ -133,12 +133,13 @@ def falsify(fact: Fact, index: FieldIndex, rng: random.Random) -> Statement | No
     if field_index is None or not value or fact.text.count(value) != 1:
         return None
     own = field_index.values_of.get(norm(fact.subject or ""), set())
+    own_quantities = set().union(*map(quantities, own))
     values = field_index.values
     wrong = next(
         (
             v
             for v in (values[rng.randrange(len(values))] for _ in range(16))
-            if norm(v) not in own and v not in fact.text
+            if norm(v) not in own and v not in fact.text and not quantities(v) & own_quantities
         ),
         None,
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 from benchmark_platform.audit.grounding import Grounding, ProofFact, verify
 from benchmark_platform.generation.build import _one_per_field_in_turn
 from benchmark_platform.generation.config import QuestionTemplate
 from benchmark_platform.generation.model import Entity, Fact
-from benchmark_platform.generation.pseudo_mcq import numbered
+from benchmark_platform.generation.pseudo_mcq import falsify, numbered
 from benchmark_platform.generation.templates import FieldIndex, matching_templates, near, numeric, template_item
 
 
@@ -233,3 +234,24 @@ def test_no_statement_is_false_by_silence():
         for ask in ("true_statement", "false_statement"):
             item = template_item("wine", 5, _statements_template(ask), fact, index, 4, 0, "v")
             assert item is None or not any("bans" in o and "oak" not in o for o in item.options)
+
+
+def test_a_false_statement_never_restates_a_quantity_the_subject_has():
+    # Champagne's rulebook: 12 months on the lees before disgorgement and 15 months from tirage. "12 months in bottle
+    # on the lees from tirage" (another rulebook's value) says the first in other words: it is never the false one
+    elevage = {
+        "Champagne": [
+            "at least 12 months on the lees before disgorgement",
+            "at least 15 months on the lees from tirage",
+        ],
+        "Saint-Péray": ["at least 12 months in bottle on the lees from tirage"],
+        "Limoux": ["at least 9 months in bottle on the lees from tirage"],
+    }
+    facts = [_fact(s, "elevage", v) for s, values in elevage.items() for v in values]
+    index = FieldIndex(facts)
+    wrongs = set()
+    for seed in range(40):
+        statement = falsify(facts[1], index, random.Random(seed))
+        assert statement is not None and not statement.true
+        wrongs.add(statement.text)
+    assert wrongs == {"The elevage of Champagne is at least 9 months in bottle on the lees from tirage."}
