@@ -61,7 +61,7 @@ def _step_seconds(url: str, run_ids: set[str]) -> float:
         return float(row[0]) if row else 0.0
 
 
-def _differences(a: Path, b: Path) -> list[str]:
+def release_differences(a: Path, b: Path) -> list[str]:
     """Files (bar lineage.json) missing from one release or with different bytes."""
     names = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
     names |= {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
@@ -118,7 +118,7 @@ def main() -> int:
                 }
 
             def same(a: str, b: str) -> list[str]:
-                return _differences(root / "kept" / a, root / "kept" / b)
+                return release_differences(root / "kept" / a, root / "kept" / b)
 
             entries = [
                 e

@@ -665,11 +665,11 @@ def _no_harvest_rule(all_lines: list[Line]) -> Iterator[Found]:
             yield Found("harvest_method", following.start, following.start + len(following.text), NO_HARVEST_RULE)
 
 
-def _section_ix(lines: Iterable[Line]) -> list[Line]:
-    """The lines of a chapter IX section after its heading, up to the next heading or chapter."""
+def _section(lines: Iterable[Line], chapter: str) -> list[Line]:
+    """The lines of a section of `chapter` after its heading, up to the next heading or chapter."""
     section: list[Line] = []
     for b in lines:
-        if b.chapter != "IX" or _HEADING.match(b.text.strip()):
+        if b.chapter != chapter or _HEADING.match(b.text.strip()):
             break
         section.append(b)
     return section
@@ -711,7 +711,7 @@ def _equipment(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int,
         heading = _EQUIPMENT_HEADING.match(line.text) if line.chapter == "IX" else None
         if heading is None:
             continue
-        section = _section_ix(b for b in all_lines[i + 1 :] if b.text.strip())
+        section = _section((b for b in all_lines[i + 1 :] if b.text.strip()), "IX")
         if heading.group("none") or (section and re.match(r"\s*Pas de disposition", section[0].text, re.I)):
             at = line if heading.group("none") else section[0]
             found.append(Found("banned_equipment", at.start, at.start + len(at.text), NO_EQUIPMENT_RULE))
@@ -747,7 +747,7 @@ def _oak_chips(all_lines: list[Line]) -> Iterator[Found]:
             continue
         cut = _NEXT_HEADING_IN_LINE.search(line.text, 5)  # a section written on one line ('d) ... e) Capacité ...')
         section = [dataclasses.replace(line, text=line.text[: cut.start()] if cut else line.text)]
-        section += _section_ix(all_lines[i + 1 :]) if cut is None else []
+        section += _section(all_lines[i + 1 :], "IX") if cut is None else []
         bans = [(b, m) for b in section for m in _OAK_CHIPS.finditer(b.text)]
         if any("mention" in b.text[: m.start()].lower() for b, m in bans):
             return
@@ -825,12 +825,7 @@ def _pruning(all_lines: list[Line]) -> tuple[list[Found], list[tuple[int, int, s
     for i, line in enumerate(all_lines):
         if line.chapter != "VI" or _PRUNING_HEADING.match(line.text) is None:
             continue
-        section: list[Line] = []
-        for b in all_lines[i + 1 :]:
-            if b.chapter != "VI" or _HEADING.match(b.text.strip()):
-                break
-            if b.text.strip():
-                section.append(b)
+        section = [b for b in _section(all_lines[i + 1 :], "VI") if b.text.strip()]
         problem = (line.start, line.start + len(line.text))
         named = [(b, order, m) for b in section for order, (p, _) in enumerate(_SYSTEMS) for m in p.finditer(b.text)]
         if not named:
@@ -1083,19 +1078,10 @@ def find(document: SourceDocument, glossary: Glossary) -> tuple[list[Found], lis
                 problems.append((line.start, line.start + len(line.text), "not in the glossary", str(missing)))
     found.extend(_no_harvest_rule(all_lines))
     found.extend(_oak_chips(all_lines))
-    communes, commune_problems = _communes(all_lines)
-    found.extend(communes)
-    problems.extend(commune_problems)
-    labels, label_problems = _label_rules(all_lines, glossary)
-    found.extend(labels)
-    problems.extend(label_problems)
-    for section_reader in (_irrigation, _pruning):
+    for section_reader in (_communes, lambda lines: _label_rules(lines, glossary), _irrigation, _pruning, _equipment):
         section_found, section_problems = section_reader(all_lines)
         found.extend(section_found)
         problems.extend(section_problems)
-    equipment, equipment_problems = _equipment(all_lines)
-    found.extend(equipment)
-    problems.extend(equipment_problems)
     try:
         found.extend(_tables(all_lines, glossary))
     except Untranslated as missing:
