@@ -17,8 +17,8 @@ from itertools import combinations
 from typing import Any
 
 from benchmark_platform.generation.config import DETERMINISTIC, PseudoMcqConfig
-from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, ids, norm, quantities, seeded
-from benchmark_platform.generation.templates import FieldIndex
+from benchmark_platform.generation.model import Fact, Item, OptionExplanation, content_id, ids, norm, seeded
+from benchmark_platform.generation.templates import FieldIndex, near
 
 PROMPT_VERSION = "pseudo-mcq-1"
 
@@ -133,13 +133,13 @@ def falsify(fact: Fact, index: FieldIndex, rng: random.Random) -> Statement | No
     if field_index is None or not value or fact.text.count(value) != 1:
         return None
     own = field_index.values_of.get(norm(fact.subject or ""), set())
-    own_quantities = set().union(*map(quantities, own))
+    stated = [f.value or "" for f in field_index.facts_of.get(norm(fact.subject or ""), [fact])]
     values = field_index.values
     wrong = next(
         (
             v
             for v in (values[rng.randrange(len(values))] for _ in range(16))
-            if norm(v) not in own and v not in fact.text and not quantities(v) & own_quantities
+            if norm(v) not in own and v not in fact.text and not any(near(v, o) for o in stated)
         ),
         None,
     )

@@ -25,6 +25,7 @@ from benchmark_platform.generation.model import (
     ids,
     norm,
     place_answer,
+    quantities,
     seeded,
     value_type,
 )
@@ -160,9 +161,13 @@ def day_number(value: str) -> int | None:
 
 
 def near(a: str, b: str) -> bool:
-    """Two dates of the rulebooks' one form within NEAR_DAYS of each other."""
+    """Two values too close to stand as different answers: two dates of the rulebooks' one form within NEAR_DAYS of
+    each other, or two other values that share a number with its unit ("at least 12 months on the lees before
+    disgorgement" and "at least 12 months in bottle on the lees from tirage": `quantities`)."""
     x, y = day_number(a), day_number(b)
-    return x is not None and y is not None and abs(x - y) <= NEAR_DAYS
+    if x is not None and y is not None:
+        return abs(x - y) <= NEAR_DAYS
+    return x is None and y is None and bool(quantities(a) & quantities(b))
 
 
 def _compared(
