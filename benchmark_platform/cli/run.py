@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,6 +59,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="observe the inputs and print what Dagster's stale status says is stale or missing, per asset and "
         "partition (what the run would start from, and the UI marks); build nothing",
     )
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="specs built at once, each in its own process (default: one per core, at most one per spec; 1 builds "
+        "them one after the other)",
+    )
+    # the process building one spec of a parallel run writes its summary here, for the parent to print in order
+    run.add_argument("--summary-file", type=Path, help=argparse.SUPPRESS)
     run.set_defaults(handler=_serialized_run)
     dev = subparsers.add_parser("dev", help="open the Dagster UI (with its daemon) on 127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
@@ -87,12 +97,62 @@ def summary(db: Database, spec: BenchmarkSpec) -> dict[str, int]:
 
 
 def _serialized_run(args: argparse.Namespace) -> int:
-    """`_run`, while no other build of the same specs runs (store/runlock.py)."""
-    print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
+    """`_run`, while no other build of the same specs runs (store/runlock.py); several specs in parallel processes
+    when the machine has the cores (`_run_in_parallel`)."""
+    child = args.summary_file is not None
+    if not child:
+        print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
     url = prepare_environment()
-    specs = [load_spec(name) for name in (args.spec or DEFAULT_RUN_SPECS)]
+    names = list(args.spec or DEFAULT_RUN_SPECS)
+    specs = [load_spec(name) for name in names]
+    if min(len(specs), args.jobs or available_cores()) > 1 and not args.plan:
+        return _run_in_parallel(names, args)
     with spec_lock(url, [spec.name for spec in specs]):
         return _plan(specs, args) if args.plan else _run(url, specs, args)
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _run_in_parallel(names: list[str], args: argparse.Namespace) -> int:
+    """Each spec built by its own `benchmark-platform run --spec` process, all at once.
+
+    Why processes and not Dagster's multiprocess executor: within a partition the stages form a chain, so a run has
+    nothing to execute in parallel, and that executor would start a Python (about 1.1 s of CPU importing Dagster) for
+    each of some 300 steps. Different specs share nothing but the instance: each process runs its spec's Dagster jobs
+    in process, as a lone `run --spec` does, and Dagster's concurrency pools (one step per stage, instance-wide)
+    arbitrate between them. The summaries are printed in spec order once every process has finished; a spec that
+    fails does not stop the others, and the exit status is the worst of them.
+    """
+    from benchmark_platform.cli.runs import recover
+
+    recover()  # once, before the builds start (each build skips it)
+    started = time.perf_counter()
+    print(f"building {', '.join(names)} at once, one process each", flush=True)
+    with tempfile.TemporaryDirectory(prefix="benchmark-platform-run-") as scratch:
+        summaries = [Path(scratch) / f"{n}.txt" for n in range(len(names))]
+        debug = ["--debug"] if args.debug else []
+        force = ["--force"] if args.force else []
+        children = {
+            name: subprocess.Popen(
+                [sys.executable, "-m", "benchmark_platform.cli.main", *debug, "run", "--spec", name, *force,
+                 "--releases-dir", str(args.releases_dir), "--summary-file", str(summary)]
+            )
+            for name, summary in zip(names, summaries, strict=True)
+        }
+        timings: dict[str, str] = {}
+        while len(timings) < len(children):
+            for name, child in children.items():
+                if name not in timings and child.poll() is not None:
+                    took = f"{time.perf_counter() - started:.0f} s"
+                    timings[name] = f"{name} {took}" if child.returncode == 0 else f"{name} failed after {took}"
+            time.sleep(0.2)
+        for summary in summaries:
+            if summary.is_file():
+                print(summary.read_text(), end="", flush=True)
+    print(f"done in {time.perf_counter() - started:.0f} s ({', '.join(timings[n] for n in names)})", flush=True)
+    return max(child.returncode for child in children.values())
 
 
 def _plan(specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
@@ -115,8 +175,10 @@ def _run(url: str, specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
     from benchmark_platform.defs.release.assets import ReleaseDirectory
 
     events = EventLogFile(LOCAL_DIR / "logs" / "dagster-events.log")
-    print(f"database {redact(url)}; Dagster's event log: {events.path}", flush=True)
-    recover()  # a run killed earlier must not hold the pools this one needs
+    child = args.summary_file is not None  # one spec of `_run_in_parallel`: whole lines, the summary to its file
+    if not child:
+        print(f"database {redact(url)}; Dagster's event log: {events.path}", flush=True)
+        recover()  # a run killed earlier must not hold the pools this one needs
     db = Database(url)
     started = time.perf_counter()
     summaries: list[str] = []
@@ -133,7 +195,7 @@ def _run(url: str, specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
             log=lambda line: print(line, flush=True),
             events=events,
             resources={"release_directory": ReleaseDirectory(root=str(args.releases_dir))},
-            starting=lambda prefix: print(prefix, end=" ", flush=True),
+            starting=None if child else lambda prefix: print(prefix, end=" ", flush=True),
             # Dagster's console repeats every event with stack traces; --debug restores it
             console_level="DEBUG" if args.debug else "CRITICAL",
             force=args.force,
@@ -143,6 +205,9 @@ def _run(url: str, specs: list[BenchmarkSpec], args: argparse.Namespace) -> int:
             "SELECT path FROM releases WHERE spec = %s AND version = %s", (spec.name, spec.release.version)
         )
         summaries += benchmark_summary(db, spec, path if gate.passed else None)
+    if child:
+        args.summary_file.write_text("".join(f"{line}\n" for line in summaries))
+        return 0
     print("\n".join(summaries))
     print(f"done in {time.perf_counter() - started:.0f} s ({', '.join(timings)}); Dagster's event log: {events.path}")
     return 0
