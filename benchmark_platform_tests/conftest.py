@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ import psycopg2
 import pytest
 
 from benchmark_platform.paths import PROJECT_ROOT
+from benchmark_platform.review import security
 from benchmark_platform.spec import BenchmarkSpec, load_spec
 from benchmark_platform.store import Database, migrate
 from benchmark_platform.store.settings import database_url
@@ -130,6 +132,88 @@ def migrated_database(fresh_database) -> Callable[[], str]:
         return fresh_database(prefix, template=template[0])
 
     return make
+
+
+TEMPLATES_FILE = "built_once_templates.txt"  # in the run's base temp dir: what pytest_sessionfinish drops
+
+
+def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base temp dir of this pytest run, the same for every xdist worker (each has a `popen-gwN` inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def built_once(
+    migrated_database, fresh_database, server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, Callable[[str], None]], str]:
+    """built_once(name, build): a private copy of a database that `build(url)` filled once per test run.
+
+    The first process to ask builds it into a template database (under a file lock, so the other xdist worker waits
+    instead of building it again) and every caller, that one included, gets its own clone (~0.2 s), free to write.
+    The templates outlive the workers, which finish at different times, and `pytest_sessionfinish` of the run's
+    controlling process drops them.
+    """
+    root = _run_root(tmp_path_factory)
+
+    def make(name: str, build: Callable[[str], None]) -> str:
+        done = root / f"built_once_{name}.done"
+        with (root / f"built_once_{name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.is_file():
+                template = f"bp_once_{name}_{uuid.uuid4().hex[:10]}"
+                with (root / TEMPLATES_FILE).open("a") as listed:  # listed first: a failed build is dropped too
+                    listed.write(template + "\n")
+                _create(server_url, template, template=urlsplit(migrated_database("bp_once")).path.lstrip("/"))
+                build(with_database(server_url, template))
+                _disconnect(server_url, template)  # a template must have no session to be cloned
+                done.write_text(template)
+            return fresh_database(f"bp_{name}", template=done.read_text())
+
+    return make
+
+
+def _create(server_url: str, name: str, template: str) -> None:
+    conn = _admin(server_url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    finally:
+        conn.close()
+
+
+def _disconnect(server_url: str, name: str) -> None:
+    conn = _admin(server_url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+    finally:
+        conn.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controlling process (not an xdist worker) drops the templates of `built_once`."""
+    if hasattr(session.config, "workerinput"):
+        return
+    listed = session.config._tmp_path_factory.getbasetemp() / TEMPLATES_FILE  # type: ignore[attr-defined]
+    if not listed.is_file():
+        return
+    url = database_url(start_embedded=True)
+    conn = _admin(url)
+    try:
+        with conn.cursor() as cur:
+            for name in listed.read_text().split():
+                cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        conn.close()
+
+
+@pytest.fixture(autouse=True)
+def cheap_scrypt(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's accounts are hashed at scrypt N=2^12, not the production 2^17 (0.75 s a hash, 1 s a check: about
+    half of `make check` went to hashing fixture passwords). Tests marked `production_scrypt` keep today's cost."""
+    if request.node.get_closest_marker("production_scrypt") is None:
+        monkeypatch.setattr(security, "SCRYPT_N", 2**12)
 
 
 @pytest.fixture(scope="session")

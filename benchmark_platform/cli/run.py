@@ -101,7 +101,9 @@ def _serialized_run(args: argparse.Namespace) -> int:
     when the machine has the cores (`_run_in_parallel`)."""
     child = args.summary_file is not None
     if not child:
-        print("starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True)
+        print(
+            "starting the database (the embedded PostgreSQL unless a URL is configured) and migrating ...", flush=True
+        )
     url = prepare_environment()
     names = list(args.spec or DEFAULT_RUN_SPECS)
     specs = [load_spec(name) for name in names]
@@ -136,8 +138,20 @@ def _run_in_parallel(names: list[str], args: argparse.Namespace) -> int:
         force = ["--force"] if args.force else []
         children = {
             name: subprocess.Popen(
-                [sys.executable, "-m", "benchmark_platform.cli.main", *debug, "run", "--spec", name, *force,
-                 "--releases-dir", str(args.releases_dir), "--summary-file", str(summary)]
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmark_platform.cli.main",
+                    *debug,
+                    "run",
+                    "--spec",
+                    name,
+                    *force,
+                    "--releases-dir",
+                    str(args.releases_dir),
+                    "--summary-file",
+                    str(summary),
+                ]
             )
             for name, summary in zip(names, summaries, strict=True)
         }

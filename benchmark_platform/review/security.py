@@ -25,10 +25,11 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def hash_password(password: str, n: int = SCRYPT_N) -> str:
-    """'scrypt$N$r$p$salt$hash' with a fresh 16-byte salt (``n`` below the default only to test rehashing)."""
+def hash_password(password: str, n: int | None = None) -> str:
+    """'scrypt$N$r$p$salt$hash' with a fresh 16-byte salt, at today's cost SCRYPT_N unless ``n`` (to test rehashing)."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise ValueError(f"passwords need at least {MIN_PASSWORD_LENGTH} characters")
+    n = n or SCRYPT_N  # read at call time: the test suite lowers it for its fixture accounts (tests' conftest.py)
     salt = secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=n, r=SCRYPT_R, p=SCRYPT_P, maxmem=_MAXMEM, dklen=32)
     return f"scrypt${n}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(digest)}"

@@ -27,16 +27,20 @@ DISCIPLINES = ("regions", "grape_varieties")
 
 
 @pytest.fixture(scope="session")
-def prepared(migrated_database) -> Database:
-    db = Database(migrated_database("bp_generation"))
+def prepared(built_once) -> Database:
+    """Built once per test run (both xdist workers use generation modules); each process gets its own copy."""
+    return Database(built_once("generation", _prepare))
+
+
+def _prepare(url: str) -> None:
     spec = load_spec("wine")
     # the stages up to selection only, not the whole graph
     upstream = [stage.build_defs(spec) for stage in (ingest, facts, anchors, centrality, selection)]
     resources = {k: v for d in upstream for k, v in (d.resources or {}).items()}
     resources.update(
-        database=DatabaseResource(url=db.url),
+        database=DatabaseResource(url=url),
         embedder=EmbedderResource(),
-        llm=LLMGatewayResource(database=DatabaseResource(url=db.url)),
+        llm=LLMGatewayResource(database=DatabaseResource(url=url)),
     )
     graph = {a.key.path[-1]: a for d in upstream for a in d.assets if isinstance(a, dg.AssetsDefinition)}
     with dg.instance_for_test() as instance:
@@ -54,7 +58,6 @@ def prepared(migrated_database) -> Database:
                 resources=resources,
                 instance=instance,
             )
-    return db
 
 
 @pytest.fixture(scope="session")

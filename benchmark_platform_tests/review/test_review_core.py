@@ -81,6 +81,7 @@ def test_why_a_reviewer_gets_no_work():
     assert why_no_work(a, [a, b], {}, 3, {"law": 1}) == ""
 
 
+@pytest.mark.production_scrypt
 def test_scrypt_cost_rehash_flag_and_login_backoff():
     old = hash_password("correct horse battery staple", n=2**14)
     assert verify_password("correct horse battery staple", old) and needs_rehash(old)
