@@ -36,6 +36,7 @@ LONGEST_FIRST = (
     "automation/test_crash_recovery.py",
     "release/test_release_bundle.py",
     "pipeline/test_stale_status.py",
+    "cli/test_run_parallel.py",
     "review/test_review_chromium.py",
     "review/test_review_web.py",
     "pipeline/test_kina_item_bank.py",

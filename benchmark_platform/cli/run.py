@@ -108,7 +108,7 @@ def _serialized_run(args: argparse.Namespace) -> int:
     names = list(args.spec or DEFAULT_RUN_SPECS)
     specs = [load_spec(name) for name in names]
     if min(len(specs), args.jobs or available_cores()) > 1 and not args.plan:
-        return _run_in_parallel(names, args)
+        return _run_in_parallel({spec.name: given for spec, given in zip(specs, names, strict=True)}, args)
     with spec_lock(url, [spec.name for spec in specs]):
         return _plan(specs, args) if args.plan else _run(url, specs, args)
 
@@ -117,8 +117,8 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run_in_parallel(names: list[str], args: argparse.Namespace) -> int:
-    """Each spec built by its own `benchmark-platform run --spec` process, all at once.
+def _run_in_parallel(specs: dict[str, str], args: argparse.Namespace) -> int:
+    """Each spec (name -> the name or path given) built by its own `benchmark-platform run --spec` process, all at once.
 
     Why processes and not Dagster's multiprocess executor: within a partition the stages form a chain, so a run has
     nothing to execute in parallel, and that executor would start a Python (about 1.1 s of CPU importing Dagster) for
@@ -131,29 +131,17 @@ def _run_in_parallel(names: list[str], args: argparse.Namespace) -> int:
 
     recover()  # once, before the builds start (each build skips it)
     started = time.perf_counter()
-    print(f"building {', '.join(names)} at once, one process each", flush=True)
+    print(f"building {', '.join(specs)} at once, one process each", flush=True)
     with tempfile.TemporaryDirectory(prefix="benchmark-platform-run-") as scratch:
-        summaries = [Path(scratch) / f"{n}.txt" for n in range(len(names))]
+        summaries = [Path(scratch) / f"{n}.txt" for n in range(len(specs))]
         debug = ["--debug"] if args.debug else []
         force = ["--force"] if args.force else []
         children = {
             name: subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "benchmark_platform.cli.main",
-                    *debug,
-                    "run",
-                    "--spec",
-                    name,
-                    *force,
-                    "--releases-dir",
-                    str(args.releases_dir),
-                    "--summary-file",
-                    str(summary),
-                ]
+                [sys.executable, "-m", "benchmark_platform.cli.main", *debug, "run", "--spec", given, *force]
+                + ["--releases-dir", str(args.releases_dir), "--summary-file", str(summary)]
             )
-            for name, summary in zip(names, summaries, strict=True)
+            for (name, given), summary in zip(specs.items(), summaries, strict=True)
         }
         timings: dict[str, str] = {}
         while len(timings) < len(children):
@@ -165,7 +153,7 @@ def _run_in_parallel(names: list[str], args: argparse.Namespace) -> int:
         for summary in summaries:
             if summary.is_file():
                 print(summary.read_text(), end="", flush=True)
-    print(f"done in {time.perf_counter() - started:.0f} s ({', '.join(timings[n] for n in names)})", flush=True)
+    print(f"done in {time.perf_counter() - started:.0f} s ({', '.join(timings[n] for n in specs)})", flush=True)
     return max(child.returncode for child in children.values())
 
 
