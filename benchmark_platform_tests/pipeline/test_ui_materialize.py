@@ -92,7 +92,7 @@ class Ui:
         for name, partition in sorted(unsynced, key=lambda x: (x[1] or "", x[0])):
             by_partition[partition].append(name)
         runs = [self.launch(prefix, names, partition) for partition, names in by_partition.items()]
-        assert wait_for(lambda: all(self.status(r) in DONE for r in runs), polls=600), runs
+        assert wait_for(lambda: all(self.status(r) in DONE for r in runs), polls=2400, every_s=0.5), runs
         assert [self.status(r) for r in runs] == ["SUCCESS"] * len(runs), runs
 
 
