@@ -21,7 +21,17 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["GRID", "fixed_dot", "fixed_matmul", "fixed_matvec", "integer_rows", "quantise", "similarities", "stable_smallest", "top_k"]
+__all__ = [
+    "GRID",
+    "fixed_dot",
+    "fixed_matmul",
+    "fixed_matvec",
+    "integer_rows",
+    "quantise",
+    "similarities",
+    "stable_smallest",
+    "top_k",
+]
 
 GRID = 1e-9
 """Scores that decide a choice are rounded to multiples of this: far coarser than last-bit noise (~1e-16), far
