@@ -61,25 +61,30 @@ def _logistic_fit(x: np.ndarray, y: np.ndarray, max_iter: int = 100) -> tuple[np
     penalty[-1] = 0.0  # the intercept is not penalised
     beta = np.zeros(design.shape[1])
 
-    def loss(b: np.ndarray) -> float:
+    def loss(b: np.ndarray) -> tuple[float, np.ndarray]:  # the loss at b and design @ b (the next step reuses it)
         z = fixed_matvec(design, b)
-        return float(np.logaddexp(0.0, z).sum() - (y * z).sum() + 0.5 * (penalty * b * b).sum())
+        return float(np.logaddexp(0.0, z).sum() - (y * z).sum() + 0.5 * (penalty * b * b).sum()), z
 
-    current = loss(beta)
+    # design_i design_i^T does not change between steps: formed once, then weighted in place (the same products in
+    # the same order as forming it every step, so the same bits; issue 30's fixed order is kept)
+    outer = design[:, :, None] * design[:, None, :]
+    weighted = np.empty_like(outer)
+    current, z = loss(beta)
     for _ in range(max_iter):
-        p = expit(fixed_matvec(design, beta))
+        p = expit(z)
         gradient = ((p - y)[:, None] * design).sum(axis=0) + penalty * beta
         weights = p * (1 - p)
-        hessian = (design[:, :, None] * design[:, None, :] * weights[:, None, None]).sum(axis=0) + np.diag(penalty)
+        np.multiply(outer, weights[:, None, None], out=weighted)
+        hessian = weighted.sum(axis=0) + np.diag(penalty)
         step = _solve(hessian, gradient)
         t = 1.0
         while True:  # halve the step until the loss does not rise (it is convex: this ends)
             candidate = beta - t * step
-            value = loss(candidate)
+            value, z_candidate = loss(candidate)
             if value <= current or t < 1e-10:
                 break
             t /= 2
-        beta, current = candidate, value
+        beta, current, z = candidate, value, z_candidate
         if np.abs(t * step).max() <= 1e-12 * (1.0 + np.abs(beta).max()):
             break
     w = beta[:-1] / scale

@@ -27,6 +27,7 @@ PAIR_FEATURES = (
     "constraint_jaccard",
 )
 _CHUNK = 50_000
+_CONTAINMENT = PAIR_FEATURES.index("containment")
 
 
 class TextSpace:
@@ -111,15 +112,24 @@ class PairFeaturizer:
 
     def __call__(self, qi: np.ndarray, ui: np.ndarray) -> np.ndarray:
         """phi(q, u) for each (qi[j], ui[j]); float64 array of shape (len(qi), len(PAIR_FEATURES))."""
+        return self.both_ways(qi, ui, backward=False)[0]
+
+    def both_ways(self, qi: np.ndarray, ui: np.ndarray, *, backward: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(phi(q, u), phi(u, q)) at little more than the cost of one. Every column but containment is symmetric to
+        the bit (the products commute, the sparse sums run over the same shared columns in the same order), so
+        phi(u, q) is phi(q, u) with the shared words divided by q's word count instead of u's. Without `backward`
+        the second array is empty."""
         out = np.empty((len(qi), len(PAIR_FEATURES)), dtype=np.float64)
+        back = np.empty((len(qi) if backward else 0, len(PAIR_FEATURES)), dtype=np.float64)
         for start in range(0, len(qi), _CHUNK):
             q, u = qi[start : start + _CHUNK], ui[start : start + _CHUNK]
             shared = _rowwise_dot(self.words[q], self.words[u])
-            out[start : start + len(q)] = np.column_stack(
+            rows = slice(start, start + len(q))
+            out[rows] = np.column_stack(
                 [
                     rowwise_similarities(self.embeddings[q], self.embeddings[u]),
                     _rowwise_dot(self.tfidf[q], self.tfidf[u]),
-                    np.divide(shared, self.word_counts[u], out=np.zeros_like(shared), where=self.word_counts[u] > 0),
+                    _containment(shared, self.word_counts[u]),
                     (self.src[q] == self.src[u]) & (self.src[q] >= 0),
                     self.method[q] == self.method[u],
                     self.answer_type[q] == self.answer_type[u],
@@ -127,7 +137,16 @@ class PairFeaturizer:
                     _jaccard(self.constraints, self.constraint_sizes, q, u),
                 ]
             )
-        return out
+            if backward:
+                back[rows] = out[rows]
+                back[rows, _CONTAINMENT] = _containment(shared, self.word_counts[q])
+        return out, back
+
+
+def _containment(shared: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Share of the second item's words found in the first (0 when it has none)."""
+    ratio: np.ndarray = np.divide(shared, words, out=np.zeros_like(shared), where=words > 0)
+    return ratio
 
 
 def _codes(values: Sequence[str]) -> np.ndarray:

@@ -233,7 +233,7 @@ def deduplicated_bank(
     """Dedup(B_d): keep in order (anchors, then higher BootLQ, then id) unless a kept neighbour duplicates it."""
     found = nearest(grid[bank], grid[bank], params.k_neighbours)
     qi, ui = _neighbour_pairs(bank, found, bank)
-    _, u_sym_bank, _ = models.scores(featurize(qi, ui), featurize(ui, qi), params.lambda_dup)
+    _, u_sym_bank, _ = models.scores(*featurize.both_ways(qi, ui), params.lambda_dup)
     duplicates: dict[int, list[int]] = {}
     for q, u in zip(qi[u_sym_bank > tau_dup].tolist(), ui[u_sym_bank > tau_dup].tolist(), strict=True):
         duplicates.setdefault(q, []).append(u)
@@ -371,7 +371,7 @@ def duplicate_checks(
     dq, du = _neighbour_pairs(short, found, short)
     dkeys = np.setdiff1d(np.unique(_pair_key(dq, du, n_rows)), scored)
     da, db = dkeys // n_rows, dkeys % n_rows
-    dt, du_sym, ds = models.scores(featurize(da, db), featurize(db, da), params.lambda_dup)
+    dt, du_sym, ds = models.scores(*featurize.both_ways(da, db), params.lambda_dup)
     return ScoredPairs(da, db, dt, du_sym, ds, np.zeros(len(da), bool))
 
 
@@ -418,8 +418,7 @@ def score_discipline(
     pq = np.array([table.row_of[p.q] for p in anchors.pair_labels])
     pu = np.array([table.row_of[p.u] for p in anchors.pair_labels])
     labelled = (
-        featurize(pq, pu),
-        featurize(pu, pq),
+        *featurize.both_ways(pq, pu),
         np.array([p.y_T for p in anchors.pair_labels]),
         np.array([p.y_U for p in anchors.pair_labels]),
     )
@@ -434,7 +433,7 @@ def score_discipline(
     mu = bank_weights(table, bank_dedup, np.array([s.omega for s in anchors.strata]))
 
     support = support_pairs(table, grid, bank_dedup, params)
-    phi_ab, phi_ba = featurize(support.pa, support.pb), featurize(support.pb, support.pa)
+    phi_ab, phi_ba = featurize.both_ways(support.pa, support.pb)
     t_sym, u_sym, s_pair = models.scores(phi_ab, phi_ba, params.lambda_dup)
     pi = np.array([anchors.anchor_weights()[ids[r]] for r in table.anchor_rows])
     c_hat = centrality(support, mu, pi, s_pair, n_cand)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         quantise,
         rowwise_similarities,
         similarities,
+        stable_smallest,
         top_k,
     )
 else:
@@ -37,5 +38,6 @@ __all__ = [
     "quantise",
     "rowwise_similarities",
     "similarities",
+    "stable_smallest",
     "top_k",
 ]

@@ -21,7 +21,17 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["GRID", "fixed_dot", "fixed_matmul", "fixed_matvec", "integer_rows", "quantise", "similarities", "top_k"]
+__all__ = [
+    "GRID",
+    "fixed_dot",
+    "fixed_matmul",
+    "fixed_matvec",
+    "integer_rows",
+    "quantise",
+    "similarities",
+    "stable_smallest",
+    "top_k",
+]
 
 GRID = 1e-9
 """Scores that decide a choice are rounded to multiples of this: far coarser than last-bit noise (~1e-16), far
@@ -74,8 +84,26 @@ def top_k(base: FloatArray, queries: FloatArray, k: int, *, block: int = 1024) -
     for start in range(0, len(queries), block):
         sims = similarities(queries[start : start + block], base)
         # a stable sort of -sim keeps equal similarities in index order: the same ranks on every machine
-        out[start : start + block, :k_found] = np.argsort(-sims, axis=1, kind="stable")[:, :k_found]
+        out[start : start + block, :k_found] = stable_smallest(-sims, k_found)
     return out
+
+
+def stable_smallest(keys: FloatArray, k: int) -> npt.NDArray[np.int64]:
+    """np.argsort(keys, axis=1, kind="stable")[:, :k], without sorting whole rows: each row's entries up to its k-th
+    smallest key (ties with it included) are found by a partition and sorted by (key, column), the order a stable sort
+    gives; only the first k are kept. The same indices, at a fraction of the cost when k is far below the row length
+    (k nearest of a thousand). Keys holding NaN take the full sort."""
+    rows, cols = keys.shape
+    if k >= cols or np.isnan(keys).any():
+        return np.argsort(keys, axis=1, kind="stable")[:, :k]
+    if k <= 0:
+        return np.empty((rows, 0), dtype=np.int64)
+    kth = np.partition(keys, k - 1, axis=1)[:, k - 1 : k]
+    r, c = np.nonzero(keys <= kth)  # at least k a row
+    order = np.lexsort((c, keys[r, c], r))
+    r, c = r[order], c[order]
+    rank = np.arange(len(r)) - np.searchsorted(r, np.arange(rows))[r]
+    return c[rank < k].reshape(rows, k).astype(np.int64)
 
 
 def fixed_matvec(x: npt.ArrayLike, w: npt.ArrayLike) -> FloatArray:

@@ -31,7 +31,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from benchmark_platform.analysis import correctness_matrix, fit_irt, holdout_validation
-from benchmark_platform.embed import fixed_matmul, quantise
+from benchmark_platform.embed import fixed_matmul, quantise, stable_smallest
 from benchmark_platform.selection.config import ResponseTermConfig
 from benchmark_platform.selection.problem import SelectionProblem, SelectionResult
 
@@ -105,7 +105,7 @@ def pattern_similarity(patterns: np.ndarray, rows: np.ndarray, neighbours: int, 
     rows_kept, cols_kept, values_kept = [], [], []
     for start in range(0, m, block):
         sims = fixed_matmul(candidates, patterns[:, start : start + block])  # (n, block)
-        top = np.argsort(-sims, axis=0, kind="stable")[:keep]
+        top = stable_smallest((-sims).T, keep).T  # np.argsort(-sims, axis=0, kind="stable")[:keep]
         values = np.take_along_axis(sims, top, axis=0)
         positive = values > 1e-9
         rows_kept.append(top[positive])
