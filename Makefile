@@ -5,6 +5,9 @@ VENV := .venv
 EXTRAS ?= dev
 BIN := $(VENV)/bin
 export DAGSTER_DISABLE_TELEMETRY := 1
+# Compiled modules (and pytest's rewritten tests) are cached in __pycache__ (git-ignored): a shell that sets
+# PYTHONDONTWRITEBYTECODE would have every process, test worker and Dagster run compile them again (~7 s a worker).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup run lint test check dev db-up db-down bench clean
 

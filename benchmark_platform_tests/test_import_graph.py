@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from benchmark_platform._exports import export_origins
@@ -100,7 +101,10 @@ def _imports(name: str, path: Path) -> Iterator[Import]:
                 yield Import(name, origin if origin in MODULES else base, node.lineno)
 
 
-IMPORTS = list(dict.fromkeys(imp for name, path in sorted(MODULES.items()) for imp in _imports(name, path)))
+@cache
+def imports() -> list[Import]:
+    """Every import of every platform module (parsed when a test asks, not at collection: ~2 s per process)."""
+    return list(dict.fromkeys(imp for name, path in sorted(MODULES.items()) for imp in _imports(name, path)))
 
 
 def _platform(imp: Import) -> str | None:
@@ -138,7 +142,7 @@ def _node(module: str) -> str:
 
 def _package_edges() -> dict[tuple[str, str], list[Import]]:
     edges: dict[tuple[str, str], list[Import]] = {}
-    for imp in IMPORTS:
+    for imp in imports():
         target = _platform(imp)
         if target is None or target == ROOT:
             continue
@@ -206,7 +210,7 @@ def test_the_allowed_cycles_still_exist():
 def test_no_stage_core_imports_dagster():
     offenders = [
         str(imp)
-        for imp in IMPORTS
+        for imp in imports()
         if imp.imported.split(".")[0].startswith("dagster") and imp.importer.split(".")[1] not in DAGSTER_LAYER
     ]
     assert not offenders, "\n".join(offenders)
@@ -214,7 +218,7 @@ def test_no_stage_core_imports_dagster():
 
 def test_config_leaves_import_only_pydantic_yaml_the_standard_library_and_leaves():
     offenders = []
-    for imp in IMPORTS:
+    for imp in imports():
         if imp.importer not in LEAVES:
             continue
         top = imp.imported.split(".")[0]
@@ -230,7 +234,7 @@ def test_the_spec_imports_only_config_leaves():
     """spec/ composes the stages' config modules (and two helper leaves) and imports nothing else of the platform."""
     stray = [
         str(imp)
-        for imp in IMPORTS
+        for imp in imports()
         if imp.importer.startswith(f"{ROOT}.spec")
         and (target := _platform(imp))
         and not (target.startswith(f"{ROOT}.spec") or target.endswith(".config") or target in SPEC_HELPERS)
@@ -337,7 +341,7 @@ def test_every_export_is_lazy_and_loads():
 def test_no_module_cycle_inside_a_covered_stage():
     """Inside one stage package, modules import each other one way (a lazy import counts: it only hides the cycle)."""
     edges: dict[tuple[str, str], list[Import]] = {}
-    for imp in IMPORTS:
+    for imp in imports():
         target = _platform(imp)
         if target is None or _top(imp.importer) not in ANATOMY_STAGES or _top(target) != _top(imp.importer):
             continue

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 from scipy.special import expit
-from scipy.stats import norm
 
 
 @dataclass(frozen=True)
@@ -232,6 +231,8 @@ def estimate_accuracy(
 
     slope = unseen_slope.sum(axis=1) / answered_total  # d(estimate)/d theta, for the delta method
     spread = np.sqrt(shrinkage**2 * variance + (1 - shrinkage) ** 2 * signal + (slope * theta_se) ** 2)
+    from scipy.stats import norm  # here: scipy.stats costs ~0.9 s to import, in every process loading the code
+
     z = float(norm.ppf(0.5 + level / 2))
     return AccuracyEstimates(
         estimate=estimate,

@@ -7,11 +7,13 @@ the Software/date metadata, so the same data give the same bytes (matplotlib is 
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DPI = 110
 
@@ -42,6 +44,9 @@ def heatmap_png(
     na = np.zeros(values.shape, dtype=bool) if unavailable is None else _mask(unavailable, groups)
     star = np.zeros(values.shape, dtype=bool) if partial is None else _mask(partial, groups)
     values[na] = np.nan
+    from matplotlib.figure import Figure  # here: matplotlib costs ~0.7 s to import, in every process
+    from matplotlib.patches import Rectangle
+
     figure = Figure(figsize=(1.0 + 0.62 * len(groups), 1.2 + 0.32 * table.height))
     axes = figure.add_subplot()
     image = axes.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=100, aspect="auto")
@@ -77,6 +82,8 @@ def _mask(table: pl.DataFrame, groups: list[str]) -> np.ndarray:
 def frontier_png(frontier: pl.DataFrame, *, title: str) -> bytes:
     """The output of `cost_frontier`: every configuration, the Pareto (non-dominated) staircase and
     the upper convex hull on log cost, each labelled in the legend."""
+    from matplotlib.figure import Figure  # here: matplotlib costs ~0.7 s to import, in every process
+
     figure = Figure(figsize=(7.5, 5))
     axes = figure.add_subplot()
     axes.set_xscale("log")
@@ -108,6 +115,8 @@ def frontier_png(frontier: pl.DataFrame, *, title: str) -> bytes:
 def distribution_png(by_group: pl.DataFrame, models: list[str], *, title: str) -> bytes:
     """Per model (in the given order), the distribution of its per-group accuracies as a box plot."""
     data = [by_group.filter(pl.col("model") == m)["accuracy"].to_numpy() for m in models]
+    from matplotlib.figure import Figure  # here: matplotlib costs ~0.7 s to import, in every process
+
     figure = Figure(figsize=(7.5, 1.2 + 0.3 * len(models)))
     axes = figure.add_subplot()
     axes.boxplot(data[::-1], orientation="horizontal", tick_labels=models[::-1], widths=0.6)

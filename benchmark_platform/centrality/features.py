@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from benchmark_platform.centrality.models import Signature
 from benchmark_platform.embed import rowwise_similarities
@@ -34,6 +33,8 @@ class TextSpace:
     """TF-IDF (words and word pairs, English stop words removed) fitted on one discipline's texts."""
 
     def __init__(self, corpus: Sequence[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer  # here: sklearn costs ~1.4 s to import
+
         self._vectorizer = TfidfVectorizer(
             strip_accents="unicode", stop_words="english", ngram_range=(1, 2), sublinear_tf=True, dtype=np.float32
         )
@@ -65,6 +66,8 @@ class TextSpace:
 
 def _token_sets(strings: Sequence[str]) -> sp.csr_matrix:
     """Binary word sets of short strings (signature fields); an empty vocabulary gives an all-zero matrix."""
+    from sklearn.feature_extraction.text import CountVectorizer  # here: sklearn costs ~1.4 s to import
+
     try:
         vectorizer = CountVectorizer(binary=True, token_pattern=r"(?u)\b\w+\b", dtype=np.float32)
         sets: sp.csr_matrix = vectorizer.fit_transform(strings).tocsr()

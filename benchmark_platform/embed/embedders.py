@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-from model2vec import StaticModel
+
+if TYPE_CHECKING:
+    from model2vec import StaticModel
 
 STATIC_MODEL_DIR = Path(__file__).resolve().parent / "models" / "minilm-l6-static"
 
@@ -51,10 +54,13 @@ class StaticEmbedder:
     def __init__(self, model_dir: Path = STATIC_MODEL_DIR) -> None:
         if not (model_dir / "model.safetensors").is_file():
             raise FileNotFoundError(f"no static embedding model in {model_dir} (expected model.safetensors there)")
-        # Stored as float16; held as float32 so means and norms are computed in float32.
-        self._model = StaticModel.from_pretrained(model_dir, normalize=True, quantize_to="float32")
+        self._model_dir = model_dir
         self._name = model_dir.name
         self._version = _content_hash(model_dir)
+
+    @property
+    def _model(self) -> StaticModel:
+        return _static_model(self._model_dir)
 
     @property
     def name(self) -> str:
@@ -75,6 +81,16 @@ class StaticEmbedder:
         # No multiprocessing: one thread, one order of operations, the same bytes every run.
         vectors = self._model.encode(texts, use_multiprocessing=False)
         return _unit_rows(vectors)
+
+
+@cache
+def _static_model(model_dir: Path) -> StaticModel:
+    """Loaded at the first encode, once per process: the asset definitions build embedders in every process that
+    loads the code location (the daemon, each run, the webserver), and most of them never encode."""
+    from model2vec import StaticModel  # its import alone (huggingface_hub, httpx) costs ~0.6 s
+
+    # Stored as float16; held as float32 so means and norms are computed in float32.
+    return StaticModel.from_pretrained(model_dir, normalize=True, quantize_to="float32")
 
 
 class SentenceTransformerEmbedder:

@@ -9,10 +9,12 @@ the person last named, the document's topic entity); a clause whose it/this/that
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from spacy.tokens import Span, Token
+from typing import TYPE_CHECKING
 
 from benchmark_platform.facts.models import Mention
+
+if TYPE_CHECKING:  # spaCy loads only where a document is parsed (facts/prose.py)
+    from spacy.tokens import Span, Token
 
 FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})

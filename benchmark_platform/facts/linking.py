@@ -5,15 +5,14 @@ as the label the gazetteer corrected (Barolo tagged PERSON becomes appellation:b
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-from spacy.language import Language
-from spacy.matcher import PhraseMatcher
-from spacy.tokens import Doc, Span
-from spacy.util import filter_spans
+from typing import TYPE_CHECKING, Any
 
 from benchmark_platform.facts.gazetteer import Entity, Gazetteer, entity_id
 from benchmark_platform.facts.models import Mention
+
+if TYPE_CHECKING:  # spaCy loads only where a document is parsed: importing it costs every process ~0.9 s
+    from spacy.language import Language
+    from spacy.tokens import Doc
 
 # entities the small model finds that no gazetteer lists are still linked, typed by their label
 NER_TYPES = {"PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place"}
@@ -25,6 +24,8 @@ MentionSpan = tuple[int, int, Mention]  # token start, token end, mention
 class Linker:
     def __init__(self, nlp: Language, gazetteer: Gazetteer, lexicons: dict[str, list[str]]) -> None:
         self.gazetteer = gazetteer
+        from spacy.matcher import PhraseMatcher
+
         tokenizer: Any = nlp.tokenizer  # a spacy.tokenizer.Tokenizer (compiled; mypy sees a plain callable)
         self.matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
         self._entities: dict[int, Entity] = {}
@@ -43,6 +44,9 @@ class Linker:
 
     def link(self, doc: Doc) -> tuple[list[MentionSpan], list[tuple[int, str]]]:
         """(mentions, lexicon hits as (token index, discipline)) of a parsed document."""
+        from spacy.tokens import Span
+        from spacy.util import filter_spans
+
         named, hits = [], []
         for match_id, start, end in self.matcher(doc):
             if match_id in self._disciplines:

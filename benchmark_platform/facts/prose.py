@@ -14,9 +14,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import spacy
-from spacy.tokens import Doc
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 from benchmark_platform.facts.clauses import (
     REFERRING_WORDS,
@@ -80,6 +81,8 @@ class ProseExtractor:
     def __init__(self, config: FactsConfig, spec_dir: Path) -> None:
         self.config = config
         # one model, two passes: the statistical segmenter alone, then the parse pipes (the segmenter off)
+        import spacy  # here, not at import: every process that loads the code location would pay ~0.9 s
+
         self.nlp = spacy.load(config.spacy_model, exclude=["lemmatizer"])
         self.nlp.enable_pipe("senter")
         self.parse_pipes = [name for name in self.nlp.pipe_names if name != "senter"]

@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-
-from spacy.tokens import Token
+from typing import TYPE_CHECKING
 
 from benchmark_platform.facts.clauses import Clause, is_finite
 from benchmark_platform.facts.config import FactsConfig, OnTopicRule
 from benchmark_platform.facts.models import Mention
+
+if TYPE_CHECKING:  # spaCy loads only where a document is parsed (facts/prose.py)
+    from spacy.tokens import Token
 
 _DANGLING_END = frozenset({"ADP", "DET", "CCONJ", "SCONJ"})
 _MARKUP = re.compile(r"https?://|www\.|[\[\]{}|<>]|={2,}|\*\*|#{2,}")

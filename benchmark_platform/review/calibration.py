@@ -14,7 +14,6 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
-from scipy import integrate, stats
 
 Family = Literal["norm", "beta"]
 
@@ -46,6 +45,8 @@ class EmpiricalDistribution:
 
 def fit_scores(sample: np.ndarray, family: Family = "norm") -> Any:  # a frozen scipy.stats law
     """Fit a continuous law to validated scores in [0, 1]; Assumption 2 makes S continuous (normal by default)."""
+    from scipy import stats  # here: scipy.stats costs ~0.9 s to import, in every process loading the code
+
     x = np.asarray(sample, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0:
         raise ValueError(f"need at least 3 distinct-valued scores to fit a distribution, got {x.tolist()[:10]}")
@@ -58,6 +59,8 @@ def fit_scores(sample: np.ndarray, family: Family = "norm") -> Any:  # a frozen 
 
 def win_probability(mine: Any, theirs: Any, tau: float) -> float:  # frozen scipy.stats laws
     """p = Pr(S_mine > max(S_theirs, tau)) for independent continuous scores (Appendix C, one-shot comparison)."""
+    from scipy import integrate
+
     below_bar = theirs.cdf(tau) * (1.0 - mine.cdf(tau))
     lo, hi = tau, theirs.ppf(1.0)
     above, _ = integrate.quad(lambda t: (1.0 - mine.cdf(t)) * theirs.pdf(t), lo, hi, limit=200)

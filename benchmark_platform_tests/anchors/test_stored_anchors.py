@@ -23,6 +23,7 @@ def _forget_documents(db: Database) -> None:
         cur.execute("UPDATE anchor_imports SET anchor_set = NULL")
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 @pytest.mark.parametrize("name", ["wine", "mmlu_pro", "kina_mmlu_pro"])
 def test_the_stored_import_reads_back_as_the_parsed_files(migrated_database, name):
     db = Database(migrated_database("bp_stored_anchors"))

@@ -54,6 +54,7 @@ def own_db(migrated_database) -> Database:
     return Database(migrated_database("bp_calibration"))
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_calibration_makes_low_kappa_agents_advisory_and_the_policy_follows(own_db, tmp_path: Path) -> None:
     db = own_db
     spec = audit_spec("audit_calibrated")

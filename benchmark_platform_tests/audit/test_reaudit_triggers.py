@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import dagster as dg
+import pytest
 
 from benchmark_platform.audit.config import KinaScreening
 from benchmark_platform.audit.run import audit_discipline, pending_audit, stale_items
@@ -94,6 +95,7 @@ def test_a_new_fact_on_the_same_entity_and_attribute_reaudits_exactly_the_items_
     assert pending_audit(db, spec, "regions") is None
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_answers_landing_rerun_k3_for_exactly_the_answered_items(db) -> None:
     spec = audit_spec("audit_answers", kina=KinaScreening(flagships=["flag_a", "flag_b"], min_flagships_answered=1))
     ids = seed_corpus(db, spec.name, ("regions",))["regions"]

@@ -234,6 +234,7 @@ def test_a_failing_model_leaves_the_partition_as_it_was(setup) -> None:
     assert _answer_counts(db, spec) == before
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_analysis_stores_tables_and_plots_and_shows_them(setup) -> None:
     db, spec, _ = setup
     for partition in DISCIPLINES:

@@ -7,11 +7,14 @@ import json
 import re
 from collections import Counter
 
+import pytest
+
 from benchmark_platform.facts.models import SourceDocument
 
 POSITIVE_PASS_SHARE = 0.74  # measured 0.755 (259 / 343); the misses are mostly OenoBench's own clipped fragments
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_oenobench_atomic_facts_pass_validation(extractor, shared_data):
     with (shared_data / "oenobench" / "prescreen" / "prescreen_b2_prototype.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

@@ -17,6 +17,8 @@ from benchmark_platform.spec import load_spec
 
 from .conftest import DISCIPLINES, generate_items
 
+pytestmark = pytest.mark.slow  # the `prepared` database: ingest to selection of two disciplines (~20 s)
+
 
 @pytest.fixture(scope="module")
 def audited(prepared) -> list[AuditItem]:

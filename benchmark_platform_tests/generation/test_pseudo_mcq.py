@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 from math import comb
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -53,6 +54,7 @@ def families(draw):
     return PseudoMcq(stmts, tuple(options), answer, tuple(explain(stmts, o) for o in options))
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 @settings(max_examples=400, deadline=None)
 @given(families())
 def test_whatever_passes_has_no_subsets_balanced_sizes_and_one_correct_option(item):

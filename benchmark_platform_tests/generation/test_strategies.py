@@ -15,6 +15,8 @@ from benchmark_platform.llm.double import Rule, Script
 from benchmark_platform.spec import load_spec
 from benchmark_platform_tests.generation.conftest import generate_items, pseudo_rules, scripted_models
 
+pytestmark = pytest.mark.slow  # the `prepared` database: ingest to selection of two disciplines (~20 s)
+
 DRAFT = json.dumps(
     {
         "question": "Which option is grounded in the verified fact?",

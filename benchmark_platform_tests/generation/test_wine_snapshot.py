@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from scipy.stats import chisquare
 
 from benchmark_platform.generation.config import DETERMINISTIC
@@ -16,6 +17,8 @@ from benchmark_platform.llm.double import Script
 from benchmark_platform.spec import load_spec
 from benchmark_platform_tests.generation.conftest import DISCIPLINES, generate_items, pseudo_rules, scripted_models
 from benchmark_platform_tests.generation.test_strategies import VALID
+
+pytestmark = pytest.mark.slow  # the `prepared` database: ingest to selection of two disciplines (~20 s)
 
 
 def stored_items(db) -> list[dict]:

@@ -59,6 +59,7 @@ def test_the_statement_timeout_reaches_the_server(scratch):
         assert cur.fetchone()[0] == "30min"
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 @pytest.mark.parametrize("command", [["db", "status"], ["run", "--spec", "wine"]])
 def test_a_frozen_database_stops_a_command_with_one_line(scratch, command):
     with scratch.frozen():

@@ -65,6 +65,7 @@ def test_identical_concurrent_requests_are_coalesced(serve, run):
     assert all(r.ok and r.text == "A" for r in results)
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_transient_faults_are_retried(serve, run):
     faults = {
         "r429": ["429", "429"],

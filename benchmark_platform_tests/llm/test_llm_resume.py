@@ -7,6 +7,8 @@ import sys
 import time
 import uuid
 
+import pytest
+
 from benchmark_platform.llm.double import Latency, Script
 from benchmark_platform.llm.gateway import ChatRequest
 from benchmark_platform_tests.llm.conftest import scripted_model
@@ -81,6 +83,7 @@ def journalled(journal) -> int:
     return sum(len(p.read_bytes().splitlines()) for p in journal.glob("*.jsonl"))
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_a_batch_killed_mid_flight_repays_only_the_calls_in_flight(serve, run, db, tmp_path):
     """Killed while 8 calls are on the wire (issue 22, 9): the resume reports how many were in flight and repaid;
     every call answered before the kill comes from the journal."""

@@ -64,6 +64,7 @@ def rate_open(world, careful: set[str]) -> int:
     return len(rows)
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_review_round_through_the_assets(make_world):
     world = make_world(n_items=24, n_reviewers=4)
     spec = spec_for(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -97,6 +98,7 @@ def test_theorem1_effort_rate_and_fosd_of_released_quality(p, aggregator, seed):
 
 @SETTINGS
 @given(p=params, seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_fitted_win_probabilities_and_bonus_spend_match_simulation(p, seed):
     p = p.model_copy(update={"transform": "identity"})
     rng = np.random.default_rng(seed)
@@ -112,6 +114,7 @@ def test_fitted_win_probabilities_and_bonus_spend_match_simulation(p, seed):
 
 @SETTINGS
 @given(p=params, delta_c=st.floats(0.05, 3), seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_corollary1_dominant_bonus_makes_high_effort_strictly_better(p, delta_c, seed):
     p = p.model_copy(update={"transform": "identity"})
     exact = win_probabilities(*normal_laws(p), p.tau)
@@ -127,6 +130,7 @@ def test_corollary1_dominant_bonus_makes_high_effort_strictly_better(p, delta_c,
 
 @SETTINGS
 @given(p=params, target=st.floats(0.05, 0.95), seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_corollary1_target_effort_rate_is_reached(p, target, seed):
     p = p.model_copy(update={"transform": "identity"})
     exact = win_probabilities(*normal_laws(p), p.tau)
@@ -141,6 +145,7 @@ def test_corollary1_target_effort_rate_is_reached(p, target, seed):
 
 @SETTINGS
 @given(p=params, share=st.floats(0.05, 0.9), seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_corollary1_mean_quality_target_is_met(p, share, seed):
     p = p.model_copy(update={"transform": "identity"})
     exact = win_probabilities(*normal_laws(p), p.tau)

@@ -237,6 +237,7 @@ def fresh_address(world):
     clear()
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 @pytest.mark.production_scrypt
 def test_login_backs_off_after_failures_per_account_and_rehashes_old_hashes(world, fresh_address):
     """30 wrong passwords: the first 5 are heard, then the account backs off; attempts during the backoff are refused

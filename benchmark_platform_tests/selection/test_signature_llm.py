@@ -85,6 +85,7 @@ def _metadata(result):
     return {k: getattr(v, "value", v) for k, v in event.materialization.metadata.items()}
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_signatures_come_from_the_model_through_the_gateway_and_its_cache(db, server):
     spec = _spec(server.base_url, "ok")
     first = _materialize(spec, db, "business")

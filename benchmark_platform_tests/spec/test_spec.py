@@ -40,6 +40,7 @@ def test_not_yaml_and_missing_spec(tmp_path):
         load_spec("no_such_benchmark")
 
 
+@pytest.mark.slow  # over 3 s with its setup: the full suite only
 def test_the_selections_settings_still_load_from_their_old_place_under_centrality(changed_wine):
     """Issue 37 moved tau_dup and the MIP's settings from selection.centrality to selection: old specs still load."""
 
