@@ -29,6 +29,7 @@ import psycopg2
 from benchmark_platform.bench._faultkit import cli, cli_env, write_spec
 from benchmark_platform.bench.faults import Databases
 from benchmark_platform.cli.run import DEFAULT_RUN_SPECS
+from benchmark_platform.release import release_files
 from benchmark_platform.spec import load_spec
 from benchmark_platform.store import Database, migrate
 
@@ -63,8 +64,7 @@ def _step_seconds(url: str, run_ids: set[str]) -> float:
 
 def release_differences(a: Path, b: Path) -> list[str]:
     """Files (bar lineage.json) missing from one release or with different bytes."""
-    names = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
-    names |= {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
+    names = release_files(a) | release_files(b)
     return sorted(
         n
         for n in names - {"lineage.json"}
@@ -101,7 +101,9 @@ def main() -> int:
                 started = time.perf_counter()
                 out = root / "run" / step
                 out.parent.mkdir(parents=True, exist_ok=True)
-                process = cli(["run", *[a for p in specs.values() for a in ("--spec", str(p))], *force], env, out)
+                # --jobs 1: one process builds the specs one after the other, so the step time over the wall is its overhead
+                specs_args = [a for p in specs.values() for a in ("--spec", str(p))]
+                process = cli(["run", *specs_args, "--jobs", "1", *force], env, out)
                 code = process.wait()
                 wall = time.perf_counter() - started
                 worked = _step_seconds(url, _run_ids(url) - before)

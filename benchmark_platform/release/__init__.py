@@ -5,7 +5,13 @@ from typing import TYPE_CHECKING
 from benchmark_platform._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from benchmark_platform.release.bundle import diff_releases, list_releases, read_manifest, verify_release
+    from benchmark_platform.release.bundle import (
+        diff_releases,
+        list_releases,
+        read_manifest,
+        release_files,
+        verify_release,
+    )
     from benchmark_platform.release.digest import (
         DIGEST_FILE,
         DigestError,
@@ -42,6 +48,7 @@ __all__ = [
     "read_manifest",
     "release_digest",
     "spec_fingerprint",
+    "release_files",
     "verify_release",
     "view",
 ]

@@ -337,6 +337,16 @@ def recorded_spec_sha256(directory: Path) -> str | None:
     return manifest.get("spec_sha256") or read_lineage(directory).get("spec_sha256")
 
 
+def release_files(directory: Path) -> set[str]:
+    """The files of a release folder, relative and POSIX-style, without Python's bytecode caches: an evaluation
+    harness that imports exports/inspect/<name>.py writes exports/inspect/__pycache__/ next to it."""
+    return {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and "__pycache__" not in p.relative_to(directory).parts
+    }
+
+
 def verify_release(directory: Path) -> list[str]:
     """Problems found (empty when every file matches its recorded hash and no file is unlisted)."""
     manifest = read_manifest(directory)
@@ -351,8 +361,7 @@ def verify_release(directory: Path) -> list[str]:
             problems.append(f"{name}: missing")
         elif sha256_file(path) != entry["sha256"]:
             problems.append(f"{name}: content hash differs from the manifest")
-    present = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
-    unlisted = present - set(manifest["files"]) - {MANIFEST, LINEAGE}
+    unlisted = release_files(directory) - set(manifest["files"]) - {MANIFEST, LINEAGE}
     problems += [f"{name}: not listed in the manifest" for name in sorted(unlisted)]
     return problems
 

@@ -368,6 +368,10 @@ def test_new_versions_keep_old_ones_and_diff_lists_item_changes(built, tmp_path,
         ("v0.1", _open(built["dir"], "items").height),
         ("v0.2", _open(built["dir"], "items").height),
     ]
+    # an evaluation harness importing the inspect export leaves Python's bytecode cache beside it: not release content
+    cache = built["dir"] / "exports" / "inspect" / "__pycache__" / "harness.cpython-311.pyc"
+    cache.parent.mkdir(exist_ok=True)
+    cache.write_bytes(b"bytecode")
     assert verify_release(built["dir"]) == [] and verify_release(root / spec.name / "v0.2") == []
     assert cli(["release", "list", "--root", str(root)]) == 0
     assert "v0.1" in capsys.readouterr().out
