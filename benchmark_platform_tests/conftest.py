@@ -71,6 +71,17 @@ def _admin(url: str) -> psycopg2.extensions.connection:
     return conn
 
 
+def _admin_execute(url: str, *statements: tuple[str, tuple[object, ...]]) -> None:
+    """Statements on the server's `postgres` database, outside a transaction (CREATE/DROP DATABASE refuse one)."""
+    conn = _admin(url)  # not `with conn`: psycopg2 would open a transaction
+    try:
+        with conn.cursor() as cur:
+            for sql, params in statements:
+                cur.execute(sql, params)
+    finally:
+        conn.close()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
@@ -91,24 +102,14 @@ def fresh_database(server_url: str) -> Iterator[callable]:
 
     def make(prefix: str = "bp_test", template: str | None = None) -> str:
         name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-        conn = _admin(server_url)  # not `with conn`: psycopg2 would open a transaction, CREATE DATABASE refuses one
-        try:
-            with conn.cursor() as cur:
-                cur.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
-        finally:
-            conn.close()
+        _admin_execute(server_url, (f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""), ()))
         created.append(name)
         return with_database(server_url, name)
 
     yield make
 
     def drop(name: str) -> None:
-        conn = _admin(server_url)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            conn.close()
+        _admin_execute(server_url, (f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', ()))
 
     # Each DROP DATABASE waits for a checkpoint (seconds when other sessions write): concurrent drops share one.
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -165,31 +166,18 @@ def built_once(
                 template = f"bp_once_{name}_{uuid.uuid4().hex[:10]}"
                 with (root / TEMPLATES_FILE).open("a") as listed:  # listed first: a failed build is dropped too
                     listed.write(template + "\n")
-                _create(server_url, template, template=urlsplit(migrated_database("bp_once")).path.lstrip("/"))
+                migrated = urlsplit(migrated_database("bp_once")).path.lstrip("/")
+                _admin_execute(server_url, (f'CREATE DATABASE "{template}" TEMPLATE "{migrated}"', ()))
                 build(with_database(server_url, template))
-                _disconnect(server_url, template)  # a template must have no session to be cloned
+                # a template must have no session to be cloned
+                _admin_execute(server_url, (TERMINATE, (template,)))
                 done.write_text(template)
             return fresh_database(f"bp_{name}", template=done.read_text())
 
     return make
 
 
-def _create(server_url: str, name: str, template: str) -> None:
-    conn = _admin(server_url)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    finally:
-        conn.close()
-
-
-def _disconnect(server_url: str, name: str) -> None:
-    conn = _admin(server_url)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
-    finally:
-        conn.close()
+TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -199,14 +187,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     listed = session.config._tmp_path_factory.getbasetemp() / TEMPLATES_FILE  # type: ignore[attr-defined]
     if not listed.is_file():
         return
-    url = database_url(start_embedded=True)
-    conn = _admin(url)
-    try:
-        with conn.cursor() as cur:
-            for name in listed.read_text().split():
-                cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        conn.close()
+    drops = [(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', ()) for name in listed.read_text().split()]
+    _admin_execute(database_url(start_embedded=True), *drops)
 
 
 @pytest.fixture(autouse=True)
