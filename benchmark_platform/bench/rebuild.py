@@ -101,7 +101,7 @@ def main() -> int:
                 started = time.perf_counter()
                 out = root / "run" / step
                 out.parent.mkdir(parents=True, exist_ok=True)
-                # --jobs 1: one process builds the specs one after the other, so the step time over the wall is its overhead
+                # --jobs 1: the specs one after the other in one process, so 1 - step time / wall is its overhead
                 specs_args = [a for p in specs.values() for a in ("--spec", str(p))]
                 process = cli(["run", *specs_args, "--jobs", "1", *force], env, out)
                 code = process.wait()
